@@ -1,0 +1,152 @@
+// One rank's view of a job: its GPU, its stream, the symmetric heap shared with every
+// other rank, and host-side collectives. Create contexts through iris::run().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "iris/device/context.hpp"
+#include "iris/dtype.hpp"
+#include "iris/module.hpp"
+#include "iris/options.hpp"
+
+namespace iris {
+
+template <class T> class Tensor;
+using Shape = std::vector<std::int64_t>;
+
+struct HeapInfo {
+  std::uintptr_t base = 0;  // this rank's heap base address
+  std::size_t capacity = 0;  // bytes the allocator manages
+  std::size_t used = 0;
+  std::size_t free = 0;
+  std::size_t largest_free_block = 0;
+  std::size_t live_allocations = 0;
+};
+
+class Context {
+ public:
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context();
+
+  int rank() const;
+  int world() const;
+  int device() const;               // CUDA ordinal of this rank's GPU
+  const std::string& device_name() const;
+  int multiprocessors() const;
+  const char* bootstrap_name() const;  // "threads" or "mpi"
+  Stream stream() const;            // the rank's own (non-blocking) stream
+
+  // By-value kernel argument: rank, world and every rank's heap base.
+  const device::Context& device_context() const;
+
+  // --- symmetric heap ---------------------------------------------------------------
+  // Collective: every rank must call it with the same arguments, in the same order;
+  // all get the same offset. A mismatch throws on every rank (nothing is corrupted).
+  void* heap_alloc(std::size_t bytes, std::size_t alignment = 256);
+  // Frees a heap_alloc'd block (local; keep the same order on every rank). Throws on
+  // a double free or a pointer heap_alloc did not return.
+  void heap_free(void* ptr);
+  HeapInfo heap_info() const;
+  bool in_heap(const void* ptr) const;
+  // The address of `ptr`'s twin on rank `to`, usable from this process (host copies).
+  void* translate(const void* ptr, int to) const;
+  template <class T> T* translate(T* ptr, int to) const { return static_cast<T*>(translate(static_cast<const void*>(ptr), to)); }
+
+  // --- tensors on the heap (collective, like heap_alloc) ------------------------------
+  template <class T> Tensor<T> empty(std::size_t n) { return empty<T>(Shape{static_cast<std::int64_t>(n)}); }
+  template <class T> Tensor<T> empty(const Shape& shape);
+  template <class T> Tensor<T> zeros(const Shape& shape) { return full<T>(shape, 0.0); }
+  template <class T> Tensor<T> zeros(std::size_t n) { return full<T>(n, 0.0); }
+  template <class T> Tensor<T> ones(const Shape& shape) { return full<T>(shape, 1.0); }
+  template <class T> Tensor<T> ones(std::size_t n) { return full<T>(n, 1.0); }
+  template <class T> Tensor<T> full(const Shape& shape, double value);
+  template <class T> Tensor<T> full(std::size_t n, double value) { return full<T>(Shape{static_cast<std::int64_t>(n)}, value); }
+  // 0, 1, 2, ... (converted to T)
+  template <class T> Tensor<T> arange(std::size_t n);
+  // Uniform in [0, 1) (floating T) and standard normal; the stream of numbers depends
+  // on (seed, rank, index) only, so results are reproducible.
+  template <class T> Tensor<T> rand(const Shape& shape, std::uint64_t seed = 0);
+  template <class T> Tensor<T> rand(std::size_t n, std::uint64_t seed = 0) { return rand<T>(Shape{static_cast<std::int64_t>(n)}, seed); }
+  template <class T> Tensor<T> randn(const Shape& shape, std::uint64_t seed = 0);
+  template <class T> Tensor<T> randn(std::size_t n, std::uint64_t seed = 0) { return randn<T>(Shape{static_cast<std::int64_t>(n)}, seed); }
+  // Uniform integers in [low, high).
+  template <class T> Tensor<T> randint(const Shape& shape, std::int64_t low, std::int64_t high, std::uint64_t seed = 0);
+  template <class T> Tensor<T> randint(std::size_t n, std::int64_t low, std::int64_t high, std::uint64_t seed = 0) {
+    return randint<T>(Shape{static_cast<std::int64_t>(n)}, low, high, seed);
+  }
+
+  // --- copies (synchronous with respect to the rank's stream) ------------------------
+  void copy_to_host(void* host, const void* device, std::size_t bytes);
+  void copy_from_host(void* device, const void* host, std::size_t bytes);
+
+  // --- synchronization and collectives -----------------------------------------------
+  void synchronize();                 // waits for this rank's stream
+  // Waits for this rank's stream, then for every rank to get here (host barrier).
+  void barrier();
+  // Enqueues a GPU-side barrier across all ranks on `stream` (default: the rank's):
+  // kernels after it see every rank's writes from kernels before it. Safe to capture
+  // in a CUDA graph (its state lives on the device).
+  void device_barrier(Stream stream = nullptr);
+  // Host values: root's value, on every rank.
+  template <class T> T broadcast(const T& value, int root) {
+    static_assert(std::is_trivially_copyable_v<T>, "broadcast needs a trivially copyable type");
+    T out = value;
+    broadcast_host(&out, sizeof(T), root);
+    return out;
+  }
+  template <class T> std::vector<T> all_gather(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "all_gather needs a trivially copyable type");
+    std::vector<T> out(static_cast<std::size_t>(world()));
+    all_gather_host(&value, out.data(), sizeof(T));
+    return out;
+  }
+  void broadcast_host(void* data, std::size_t bytes, int root);
+  void all_gather_host(const void* mine, void* all, std::size_t bytes);
+  // Heap buffers: root's bytes at `symmetric_ptr` copied into every rank's twin.
+  void broadcast(void* symmetric_ptr, std::size_t bytes, int root);
+  template <class T> void broadcast(Tensor<T>& t, int root);
+
+  // --- modules and launches ------------------------------------------------------------
+  Module load_module(std::span<const std::byte> code, const std::string& name = "<memory>");
+  Module load_module(const std::filesystem::path& file);
+  // Launches `kernel(device_context(), args...)`. A Tensor<T> argument passes its
+  // T*. Argument count and sizes are checked against the kernel when the driver can
+  // tell (iris::Error naming the parameter otherwise).
+  template <class... Args> void launch(const Kernel& kernel, const LaunchConfig& cfg, const Args&... args);
+  void launch_raw(const Kernel& kernel, const LaunchConfig& cfg, void** args, const std::size_t* arg_sizes,
+                  std::size_t nargs);
+
+  struct Impl;
+
+ private:
+  friend int run(const Options&, const std::function<void(Context&)>&);
+  explicit Context(std::unique_ptr<Impl> impl);
+  void* alloc_tensor(const Shape& shape, DType dtype, std::size_t* numel);
+  void fill(void* ptr, DType dtype, std::size_t n, double value);
+  void fill_arange(void* ptr, DType dtype, std::size_t n);
+  void fill_random(void* ptr, DType dtype, std::size_t n, int kind, std::uint64_t seed, std::int64_t lo, std::int64_t hi);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Runs `body` once per rank and returns a process exit code (0: every rank returned).
+// Under mpirun: this process is one rank. Otherwise: options.ranks threads (one per
+// GPU by default), each with its own Context. An exception in any rank is reported
+// as "[iris r/w] error: ..." and wakes the other ranks; the result is then 1.
+// Throws iris::NoDeviceError (before running anything) when there is no GPU.
+int run(const Options& options, const std::function<void(Context&)>& body);
+
+// Number of GPUs the driver sees (0 when there is no driver or no device).
+int device_count();
+
+}  // namespace iris

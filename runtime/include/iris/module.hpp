@@ -1,0 +1,73 @@
+// Code objects (cubin, fatbin, PTX) loaded into a rank's GPU context, and the kernels
+// in them. Kernels launch through Context::launch, which binds the device context.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+struct CUfunc_st;
+struct CUstream_st;
+
+namespace iris {
+
+using Stream = CUstream_st*;
+
+enum class CodeObjectFormat { unknown, cubin, fatbin, ptx };
+
+// Sniffs the bytes: ELF -> cubin, fatbin magic -> fatbin, ".version" text -> PTX.
+CodeObjectFormat detect_code_object_format(std::span<const std::byte> bytes);
+const char* code_object_format_name(CodeObjectFormat f);
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  Dim3() = default;
+  Dim3(unsigned x_, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  std::size_t shared_bytes = 0;
+  Stream stream = nullptr;  // nullptr: the rank's own stream
+};
+
+class Kernel {
+ public:
+  Kernel() = default;
+  const std::string& name() const { return name_; }
+  CUfunc_st* handle() const { return fn_; }
+  // Byte size of each parameter, when the driver can tell (CUDA 12.4+); else empty.
+  const std::vector<std::size_t>& param_sizes() const { return param_sizes_; }
+  explicit operator bool() const { return fn_ != nullptr; }
+
+ private:
+  friend class Module;
+  CUfunc_st* fn_ = nullptr;
+  std::string name_;
+  std::vector<std::size_t> param_sizes_;
+};
+
+class Module {
+ public:
+  Module() = default;
+  // Looks a kernel up by its (extern "C" or mangled) name. Throws iris::Error naming
+  // the module and listing the kernels it has when the name is not there.
+  Kernel kernel(const std::string& name) const;
+  // Names of all kernels in the module (empty if the driver cannot enumerate them).
+  std::vector<std::string> kernel_names() const;
+  const std::string& name() const;
+  CodeObjectFormat format() const;
+  explicit operator bool() const { return impl_ != nullptr; }
+
+  struct Impl;
+
+ private:
+  friend class Context;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace iris

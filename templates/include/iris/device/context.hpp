@@ -1,0 +1,56 @@
+// The per-launch view of the symmetric heap that the host hands to kernels,
+// the memory-order vocabulary shared by every device operation, and pointer
+// translation between ranks. Host C++ includes this file without CUDA to fill
+// in the Context it passes to kernels.
+#pragma once
+
+#include "arch.hpp"
+
+namespace iris::device {
+
+inline constexpr int kMaxRanks = 8;
+
+// Passed by value as the first kernel parameter, so it lives in the constant
+// bank: translate() then costs one constant load and two integer ops, with no
+// global-memory round trip.
+struct Context {
+  int rank;                      // this rank
+  int world;                     // number of ranks
+  char* heap_bases[kMaxRanks];   // every rank's heap base, mapped in this process
+};
+
+// The host fills Context with a host compiler and the kernel reads it with a
+// device compiler, so both must agree on the layout.
+static_assert(sizeof(Context) == 8 + 8 * kMaxRanks,
+              "Context layout must be identical in host and device compilers");
+static_assert(alignof(Context) == 8, "Context must be 8-byte aligned in every compiler");
+
+// Mirrors the PTX memory model's .sem qualifiers.
+enum class Order { relaxed, acquire, release, acq_rel };
+
+// Mirrors the PTX .cta / .gpu / .sys scopes. Peer GPUs are outside the
+// device scope, so anything another rank must observe needs Scope::system.
+enum class Scope { block, device, system };
+
+enum class Cmp { eq, ne, gt, ge, lt, le };
+
+// Maps a pointer into this rank's heap to the same offset in to_rank's heap.
+// The heaps are symmetric (same layout on every rank), so the offset alone
+// identifies the object. Pure arithmetic, hence usable on the host as well;
+// the pointer must lie inside this rank's heap, which is not checked because
+// the heap size is not part of Context. Works for const T as well.
+template <class T>
+IRIS_HOST_DEVICE IRIS_FORCEINLINE T* translate(const Context& ctx, T* local_ptr, int to_rank) {
+  const char* local = reinterpret_cast<const char*>(local_ptr);
+  const auto offset = local - ctx.heap_bases[ctx.rank];
+  T* remote = reinterpret_cast<T*>(ctx.heap_bases[to_rank] + offset);
+#if IRIS_DEVICE_COMPILE
+  // Heaps are cudaMalloc'd global memory. Saying so lets the compiler emit
+  // LDG/STG rather than generic LD/ST when it cannot see where the bases came
+  // from (e.g. a Context copied to local memory).
+  __builtin_assume(__isGlobal(remote));
+#endif
+  return remote;
+}
+
+}  // namespace iris::device

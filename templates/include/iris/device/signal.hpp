@@ -1,0 +1,115 @@
+// Point-to-point synchronization through flag words in the symmetric heap:
+// a producer signal()s a flag on the consumer's rank after its puts, and the
+// consumer wait_until()s on its local copy. Release on the signal plus
+// acquire on the wait make the producer's earlier puts visible to the
+// consumer once the wait returns.
+#pragma once
+
+#include "arch.hpp"
+#include "context.hpp"
+#include "memory_model.hpp"
+
+namespace iris::device {
+
+enum class SignalOp { set, add };
+
+}  // namespace iris::device
+
+#if IRIS_CUDA_COMPILER
+namespace iris::device {
+namespace detail {
+
+// `red` rather than `atom`: the old value is not needed, and a reduction
+// lets the SM move on without waiting for the remote round trip.
+#define IRIS_DETAIL_RED_STMT(SEM, SCOPE, OPTYPE, C) \
+  asm volatile("red" SEM SCOPE ".global" OPTYPE " [%0], %1;" ::"l"(p), C(v) : "memory")
+
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(u32* p, u32 v) {
+  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u32", "r")
+}
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(i32* p, i32 v) {
+  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.s32", "r")
+}
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(u64* p, u64 v) {
+  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u64", "l")
+}
+// PTX has no red.add.s64; two's-complement addition is sign-agnostic.
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(i64* p, i64 v) {
+  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u64", "l")
+}
+
+#undef IRIS_DETAIL_RED_STMT
+
+template <class T>
+IRIS_DEVICE IRIS_FORCEINLINE bool compare(T seen, Cmp cmp, T value) {
+  switch (cmp) {
+    case Cmp::eq: return seen == value;
+    case Cmp::ne: return seen != value;
+    case Cmp::gt: return seen > value;
+    case Cmp::ge: return seen >= value;
+    case Cmp::lt: return seen < value;
+    case Cmp::le: return seen <= value;
+  }
+  return false;
+}
+
+// The first polls spin back to back: a flag that arrives within them is
+// seen one load latency later, which is what ping-pong latency measures.
+// Only a wait that has already lasted milliseconds starts to sleep, which
+// frees issue slots and memory bandwidth for co-resident work; the sleep is
+// capped so that the wake-up adds at most about a microsecond.
+inline constexpr u32 kTightPolls = 1u << 12;
+inline constexpr u32 kFirstSleepNs = 32;
+inline constexpr u32 kMaxSleepNs = 1024;
+
+IRIS_DEVICE IRIS_FORCEINLINE void nanosleep(u32 ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
+
+}  // namespace detail
+
+// Notifies rank `to`: set stores value into its copy of *flag, add adds value
+// to it. With the default release ordering, every write this thread made
+// before (and, through __syncthreads, every write its block made before) is
+// visible to whoever observes the flag with acquire.
+template <Order O = Order::release, Scope S = Scope::system, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void signal(const Context& ctx, T* flag, T value, int to,
+                                         SignalOp op = SignalOp::set) {
+  static_assert(O == Order::relaxed || O == Order::release,
+                "signal cannot have acquire ordering (use relaxed or release)");
+  static_assert(detail::is_int_word_v<T>, "signal flags must be u32, i32, u64 or i64");
+  using W = detail::int_word_t<T>;
+  W* remote = reinterpret_cast<W*>(translate(ctx, flag, to));
+  if (op == SignalOp::set) {
+    atomic_store<O, S>(remote, static_cast<W>(value));
+  } else {
+    detail::red_add<O, S>(remote, static_cast<W>(value));
+  }
+}
+
+// Spins until `*local_flag <cmp> value` holds and returns the value that
+// satisfied it. With the default acquire ordering, everything the signalling
+// rank wrote before its release signal is visible once this returns.
+template <Order O = Order::acquire, Scope S = Scope::system, class T>
+IRIS_DEVICE T wait_until(const T* local_flag, Cmp cmp, T value) {
+  static_assert(O == Order::relaxed || O == Order::acquire,
+                "wait cannot have release ordering (use relaxed or acquire)");
+  static_assert(detail::is_int_word_v<T>, "wait_until flags must be u32, i32, u64 or i64");
+  u32 polls = 0;
+  u32 sleep_ns = detail::kFirstSleepNs;
+  for (;;) {
+    const T seen = atomic_load<O, S>(local_flag);
+    if (detail::compare(seen, cmp, value)) return seen;
+    if (polls < detail::kTightPolls) {
+      ++polls;
+    } else {
+      detail::nanosleep(sleep_ns);
+      sleep_ns = sleep_ns < detail::kMaxSleepNs ? sleep_ns * 2 : sleep_ns;
+    }
+  }
+}
+
+}  // namespace iris::device
+#endif  // IRIS_CUDA_COMPILER
