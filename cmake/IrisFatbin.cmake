@@ -27,7 +27,7 @@ function(iris_add_fatbin target)
   foreach(src IN LISTS ARG_SOURCES)
     get_filename_component(abs ${src} ABSOLUTE)
     get_filename_component(stem ${src} NAME_WE)
-    set(out ${CMAKE_CURRENT_BINARY_DIR}/${ARG_SYMBOL}_${stem}.fatbin)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/${target}_${ARG_SYMBOL}_${stem}.fatbin)
     add_custom_command(
       OUTPUT ${out}
       COMMAND ${CUDAToolkit_NVCC_EXECUTABLE} -fatbin -std=c++17 -O3 -lineinfo
@@ -41,7 +41,7 @@ function(iris_add_fatbin target)
   if(NOT n EQUAL 1)
     message(FATAL_ERROR "iris_add_fatbin: one source per SYMBOL (got ${n})")
   endif()
-  set(cpp ${CMAKE_CURRENT_BINARY_DIR}/${ARG_SYMBOL}_embedded.cpp)
+  set(cpp ${CMAKE_CURRENT_BINARY_DIR}/${target}_${ARG_SYMBOL}_embedded.cpp)
   add_custom_command(
     OUTPUT ${cpp}
     COMMAND iris_embed ${objs} ${ARG_SYMBOL} ${cpp}

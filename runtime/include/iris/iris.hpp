@@ -9,3 +9,4 @@
 #include "iris/options.hpp"
 #include "iris/size.hpp"
 #include "iris/tensor.hpp"
+#include "iris/timing.hpp"

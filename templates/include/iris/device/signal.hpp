@@ -80,12 +80,15 @@ IRIS_DEVICE IRIS_FORCEINLINE void signal(const Context& ctx, T* flag, T value, i
   static_assert(O == Order::relaxed || O == Order::release,
                 "signal cannot have acquire ordering (use relaxed or release)");
   static_assert(detail::is_int_word_v<T>, "signal flags must be u32, i32, u64 or i64");
+  // Equal to O whenever O is valid; keeps an invalid O from being reported
+  // a second time by atomic_store.
+  constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::release;
   using W = detail::int_word_t<T>;
   W* remote = reinterpret_cast<W*>(translate(ctx, flag, to));
   if (op == SignalOp::set) {
-    atomic_store<O, S>(remote, static_cast<W>(value));
+    atomic_store<kOrder, S>(remote, static_cast<W>(value));
   } else {
-    detail::red_add<O, S>(remote, static_cast<W>(value));
+    detail::red_add<kOrder, S>(remote, static_cast<W>(value));
   }
 }
 
@@ -97,10 +100,13 @@ IRIS_DEVICE T wait_until(const T* local_flag, Cmp cmp, T value) {
   static_assert(O == Order::relaxed || O == Order::acquire,
                 "wait cannot have release ordering (use relaxed or acquire)");
   static_assert(detail::is_int_word_v<T>, "wait_until flags must be u32, i32, u64 or i64");
+  // Equal to O whenever O is valid; keeps an invalid O from being reported
+  // a second time by atomic_load.
+  constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::acquire;
   u32 polls = 0;
   u32 sleep_ns = detail::kFirstSleepNs;
   for (;;) {
-    const T seen = atomic_load<O, S>(local_flag);
+    const T seen = atomic_load<kOrder, S>(local_flag);
     if (detail::compare(seen, cmp, value)) return seen;
     if (polls < detail::kTightPolls) {
       ++polls;

@@ -1,0 +1,158 @@
+// Shared sample harness (see sample.hpp).
+#include "sample.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace iris::samples {
+namespace {
+
+void usage(const SampleSpec& spec, const SampleArgs& d) {
+  std::printf(
+      "%s: %s\n\n"
+      "usage: %s [options]\n"
+      "  --ranks N       ranks to run as threads of this process (default: one per GPU;\n"
+      "                  under mpirun the launcher decides)\n"
+      "  --share-gpus    allow several ranks per GPU (rank %% GPU count)\n"
+      "  --heap SIZE     symmetric heap per rank (default %s)\n"
+      "  --size SIZE     bytes per buffer per rank (default %s)\n"
+      "  --iters N       timed iterations (default %d)\n"
+      "  --warmup N      untimed iterations first (default %d)\n"
+      "  -h, --help      this text\n"
+      "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
+      "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS. Exit codes: 0 ok, 1 failed, 2 usage,\n"
+      "77 no GPU found.\n",
+      spec.name, spec.summary, spec.name, format_bytes(d.options.heap_bytes).c_str(),
+      format_bytes(d.bytes).c_str(), d.iters, d.warmup);
+}
+
+int parse_count(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  long v = std::strtol(text, &end, 10);
+  if (end == text || *end || v < 0 || v > 1000000000) throw Error(flag + ": '" + text + "' is not a count");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+int sample_main(int argc, char** argv, const SampleSpec& spec,
+                const std::function<void(Context&, const SampleArgs&)>& body) {
+  SampleArgs args;
+  try {
+    args.options = Options::from_env();
+    args.bytes = spec.default_bytes;
+    // The heap must hold the sample's buffers: default to 4x the buffer size + 64 MiB.
+    bool heap_given = std::getenv("IRIS_HEAP_SIZE") != nullptr;
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      auto value = [&]() -> const char* {
+        if (i + 1 >= argc) throw Error(a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "-h" || a == "--help") {
+        usage(spec, args);
+        return 0;
+      } else if (a == "--ranks") {
+        args.options.ranks = parse_count(a, value());
+      } else if (a == "--share-gpus") {
+        args.options.share_gpus = true;
+      } else if (a == "--heap") {
+        args.options.heap_bytes = parse_size(value(), "--heap");
+        heap_given = true;
+      } else if (a == "--size") {
+        args.bytes = parse_size(value(), "--size");
+      } else if (a == "--iters") {
+        args.iters = std::max(1, parse_count(a, value()));
+      } else if (a == "--warmup") {
+        args.warmup = parse_count(a, value());
+      } else {
+        throw Error("unknown option '" + a + "' (see --help)");
+      }
+    }
+    if (!heap_given) {
+      const std::size_t g = Options::kHeapGranularity;
+      args.options.heap_bytes = ((args.bytes * 5 + (64u << 20)) + g - 1) / g * g;
+    }
+    args.options.validate();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", spec.name, e.what());
+    return 2;
+  }
+  try {
+    return run(args.options, [&](Context& ctx) {
+      if (ctx.world() < spec.min_ranks) {
+        throw Error(std::string(spec.name) + " needs at least " + std::to_string(spec.min_ranks) +
+                    " ranks (got " + std::to_string(ctx.world()) + "); try --ranks " +
+                    std::to_string(spec.min_ranks) + " --share-gpus");
+      }
+      report(ctx, std::string(spec.name) + ": " + std::to_string(ctx.world()) + " rank(s), " +
+                      ctx.bootstrap_name() + " bootstrap, " + ctx.device_name() + ", " + format_bytes(args.bytes) +
+                      " per buffer");
+      body(ctx, args);
+    });
+  } catch (const NoDeviceError& e) {
+    std::fprintf(stderr, "%s: %s; nothing to run\n", spec.name, e.what());
+    return 77;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", spec.name, e.what());
+    return 1;
+  }
+}
+
+float median_ms(Context& ctx, const SampleArgs& args, const std::function<void()>& launch) {
+  EventTimer timer(ctx.stream());
+  std::vector<float> times;
+  for (int i = 0; i < args.warmup + args.iters; ++i) {
+    ctx.barrier();
+    timer.start();
+    launch();
+    float ms = timer.stop();
+    if (i >= args.warmup) times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+void report(Context& ctx, const std::string& line) {
+  if (ctx.rank() == 0) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+}
+
+template <class T>
+void expect_equal(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  if (got.size() != want.size()) {
+    throw Error("validation failed: " + what + ": " + std::to_string(got.size()) + " elements, expected " +
+                std::to_string(want.size()));
+  }
+  std::size_t bad = 0;
+  std::ostringstream first;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0) {
+      if (bad < 3) first << " [" << i << "] got " << +got[i] << " want " << +want[i] << ";";
+      ++bad;
+    }
+  }
+  if (bad) {
+    throw Error("validation failed: " + what + ": " + std::to_string(bad) + " of " + std::to_string(got.size()) +
+                " elements differ:" + first.str());
+  }
+}
+
+template void expect_equal<float>(const std::vector<float>&, const std::vector<float>&, const std::string&);
+template void expect_equal<std::uint32_t>(const std::vector<std::uint32_t>&, const std::vector<std::uint32_t>&,
+                                          const std::string&);
+template void expect_equal<std::uint64_t>(const std::vector<std::uint64_t>&, const std::vector<std::uint64_t>&,
+                                          const std::string&);
+
+unsigned grid_for(const Context& ctx, std::size_t work_items, unsigned threads) {
+  std::size_t blocks = (work_items + threads - 1) / threads;
+  const std::size_t cap = static_cast<std::size_t>(ctx.multiprocessors()) * 4;
+  return static_cast<unsigned>(std::max<std::size_t>(1, std::min(blocks, cap)));
+}
+
+}  // namespace iris::samples

@@ -1,0 +1,47 @@
+// What every sample shares: command-line options (--ranks, --heap, --size, ...),
+// "no GPU found" handling, result printing on rank 0, and timing with a median.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "iris/iris.hpp"
+
+namespace iris::samples {
+
+struct SampleSpec {
+  const char* name;         // "00_load"
+  const char* summary;      // one line for --help
+  std::size_t default_bytes;
+  int min_ranks = 1;
+};
+
+struct SampleArgs {
+  Options options;
+  std::size_t bytes = 0;  // bytes per buffer per rank
+  int iters = 20;
+  int warmup = 3;
+};
+
+// Parses argv, runs `body` on every rank, returns the exit code: 0 ok, 1 failure
+// (validation or runtime error), 2 bad usage, 77 no GPU (reported, not a failure).
+int sample_main(int argc, char** argv, const SampleSpec& spec,
+                const std::function<void(Context&, const SampleArgs&)>& body);
+
+// Runs `launch` warmup + iters times (host barrier before each, so ranks start
+// together), timing each with events; returns the median in milliseconds.
+float median_ms(Context& ctx, const SampleArgs& args, const std::function<void()>& launch);
+
+// Prints on rank 0 only.
+void report(Context& ctx, const std::string& line);
+
+// Throws iris::Error("validation failed ...") listing the first mismatches.
+template <class T>
+void expect_equal(const std::vector<T>& got, const std::vector<T>& want, const std::string& what);
+
+// Grid size for memory-bound kernels: a few blocks per SM.
+unsigned grid_for(const Context& ctx, std::size_t work_items, unsigned threads);
+
+}  // namespace iris::samples

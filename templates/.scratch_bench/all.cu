@@ -1,0 +1,1 @@
+#include "all_kernel.cuh"
