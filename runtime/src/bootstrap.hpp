@@ -44,7 +44,7 @@ bool launched_by_mpi();
 std::unique_ptr<Bootstrap> make_mpi_bootstrap();
 // Ends the whole MPI job (MPI_Abort).
 [[noreturn]] void abort_mpi_job();
-// Finalizes MPI if make_mpi_bootstrap initialized it.
+// Finalizes MPI if make_mpi_bootstrap initialized it (registered with atexit).
 void finalize_mpi();
 
 }  // namespace iris

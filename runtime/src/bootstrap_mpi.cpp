@@ -75,6 +75,9 @@ std::unique_ptr<Bootstrap> make_mpi_bootstrap() {
   if (!initialized) {
     mpi_check(MPI_Init(nullptr, nullptr), "MPI_Init");
     g_we_initialized = true;
+    // MPI cannot be initialized twice in a process, and one process may call
+    // iris::run several times (a test binary does): finalize once, at exit.
+    std::atexit(finalize_mpi);
   }
   return std::make_unique<MpiBootstrap>();
 }

@@ -381,7 +381,6 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
       log(LogLevel::warn, "--ranks " + std::to_string(options.ranks) + " ignored: mpirun started " +
                               std::to_string(boot->world()) + " ranks");
     }
-    int rc = 0;
     std::unique_ptr<Context> ctx;
     try {
       ctx.reset(new Context(std::make_unique<Context::Impl>(std::move(boot), options)));
@@ -391,8 +390,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
       abort_mpi_job();  // peers may be blocked in a collective with this rank
     }
     ctx.reset();
-    finalize_mpi();
-    return rc;
+    return 0;  // a failing rank ends the whole job through MPI_Abort
   }
 
   const auto& cu = cuda::driver();  // throws NoDeviceError: no driver / no device

@@ -98,11 +98,15 @@ int main() {
     double p = timeit([&] { K<<<g, t, smem>>>(ctx, h0, src0, B, 1, 0); }); \
     double q = timeit([&] { K<<<g, t, smem>>>(ctx, src0, h0, B, 1, 1); }); \
     printf("%-22s g=%4d t=%4d put %6.1f (%5.1f%%) get %6.1f (%5.1f%%)\n", name, g, t, p, 100*p/cp, q, 100*q/cg); }
-  for (int g : {sms / 4, sms / 2, sms, 2 * sms}) for (int t : {128, 256, 512, 1024}) RUN("lib", k_lib, g, t, 0);
-  for (int g : {sms, 2 * sms}) for (int t : {256, 1024}) {
-    RUN("U1", (k_slice<1, PLAIN>), g, t, 0); RUN("U2", (k_slice<2, PLAIN>), g, t, 0); RUN("U8", (k_slice<8, PLAIN>), g, t, 0); RUN("U16", (k_slice<16, PLAIN>), g, t, 0);
-    RUN("U4 cs", (k_slice<4, CS>), g, t, 0); RUN("U4 cg", (k_slice<4, CG>), g, t, 0); RUN("U4 wt", (k_slice<4, WT>), g, t, 0); RUN("U4 ldcs", (k_slice<4, NCLOAD>), g, t, 0);
-    RUN("grid U4", k_grid<4>, g, t, 0); RUN("grid U1", k_grid<1>, g, t, 0);
+  for (int g : {sms, 2 * sms}) for (int t : {512, 1024}) RUN("lib", k_lib, g, t, 0);
+  for (int g : {sms, 2 * sms}) for (int t : {512}) {
+    RUN("U8", (k_slice<8, PLAIN>), g, t, 0); RUN("U16", (k_slice<16, PLAIN>), g, t, 0);
+    RUN("U4 cs", (k_slice<4, CS>), g, t, 0);
+  }
+  for (int off : {16, 64, 80}) {
+    double p = timeit([&] { k_lib<<<sms, 512>>>(ctx, h0 + off, src0 + off, B - 4096, 1, 0); });
+    double q = timeit([&] { k_lib<<<sms, 512>>>(ctx, src0 + off, h0 + off, B - 4096, 1, 1); });
+    printf("lib misaligned slices off %d: put %.1f (%.1f%%) get %.1f (%.1f%%)\n", off, p, 100*p/cp, q, 100*q/cg);
   }
   CK(cudaFuncSetAttribute(k_tma<32768, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 32768 * 4));
   CK(cudaFuncSetAttribute(k_tma<16384, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 16384 * 4));

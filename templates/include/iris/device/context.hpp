@@ -11,8 +11,10 @@ namespace iris::device {
 inline constexpr int kMaxRanks = 8;
 
 // Passed by value as the first kernel parameter, so it lives in the constant
-// bank: translate() then costs one constant load and two integer ops, with no
-// global-memory round trip.
+// bank. Declare that parameter `const __grid_constant__ Context ctx`: then
+// translate() is one indexed constant load (LDC) and two integer ops. A plain
+// `Context ctx` works too, but indexing heap_bases with a runtime rank makes
+// nvcc copy the whole struct into each thread's local memory first.
 struct Context {
   int rank;                      // this rank
   int world;                     // number of ranks

@@ -1,0 +1,70 @@
+// GPU test harness: runs a test body on N ranks (threads, or the mpirun world) with the
+// test kernels loaded; tests report SKIPPED when there is no GPU.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bootstrap.hpp"
+#include "iris/embedded.hpp"
+#include "iris/iris.hpp"
+
+IRIS_DECLARE_EMBEDDED(gpu_test_kernels)
+
+namespace iris::test {
+
+// Rank counts to test in thread mode: IRIS_TEST_RANKS="1,2,4" (the default). Under
+// mpirun the launcher's world is used, once.
+inline std::vector<int> rank_counts() {
+  if (launched_by_mpi()) return {0};
+  std::vector<int> out;
+  const char* env = std::getenv("IRIS_TEST_RANKS");
+  std::string s = env && *env ? env : "1,2,4";
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    std::size_t comma = s.find(',', pos);
+    out.push_back(std::atoi(s.substr(pos, comma - pos).c_str()));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+inline std::string ranks_name(const ::testing::TestParamInfo<int>& info) {
+  return info.param == 0 ? std::string("mpi") : std::to_string(info.param) + "ranks";
+}
+
+// Fatal check inside a rank body: throwing makes iris::run wake the other ranks (an
+// ASSERT would return from one rank and leave the others waiting in a collective).
+inline void require(bool ok, const std::string& what) {
+  if (!ok) throw Error("check failed: " + what);
+}
+
+inline void run_ranks(int ranks, const std::function<void(Context&, Module&)>& body,
+                      std::size_t heap = std::size_t{256} << 20) {
+  Options o;
+  o.heap_bytes = heap;
+  o.ranks = ranks;
+  o.share_gpus = true;
+  const int rc = run(o, [&](Context& ctx) {
+    Module m = ctx.load_module(embedded::gpu_test_kernels(), "gpu test kernels");
+    body(ctx, m);
+  });
+  EXPECT_EQ(rc, 0) << "a rank failed (see its [iris r/w] error line above)";
+}
+
+class GpuTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    if (device_count() == 0) GTEST_SKIP() << "no GPU found";
+  }
+};
+
+}  // namespace iris::test
+
+#define IRIS_GPU_SUITE(Suite) \
+  INSTANTIATE_TEST_SUITE_P(Ranks, Suite, ::testing::ValuesIn(::iris::test::rank_counts()), ::iris::test::ranks_name)
