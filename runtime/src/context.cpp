@@ -162,13 +162,12 @@ void* Context::heap_alloc(std::size_t bytes, std::size_t alignment) {
   std::vector<Request> all(static_cast<std::size_t>(world()));
   impl_->boot->allgather(&mine, all.data(), sizeof(Request));
   // Every rank runs the same checks on the same data, so all throw or none does.
+  if (!mine.ok) throw Error(error);
   for (int r = 0; r < world(); ++r) {
-    const Request& q = all[static_cast<std::size_t>(r)];
-    if (!q.ok) {
-      if (mine.ok) impl_->alloc->free(mine.offset);
-      throw Error(r == rank() ? error
-                              : "collective heap allocation failed on rank " + std::to_string(r) +
-                                    " (see its error); no rank allocated");
+    if (!all[static_cast<std::size_t>(r)].ok) {
+      impl_->alloc->free(mine.offset);
+      throw Error("collective heap allocation of " + std::to_string(bytes) + " bytes failed on rank " +
+                  std::to_string(r) + " (see its error); no rank keeps it");
     }
   }
   for (int r = 0; r < world(); ++r) {

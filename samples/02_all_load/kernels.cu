@@ -3,7 +3,7 @@
 
 using namespace iris::device;
 
-extern "C" __global__ void sum_all_ranks(Context ctx, float4* dst, const float4* src, unsigned long long n) {
+extern "C" __global__ void sum_all_ranks(const __grid_constant__ Context ctx, float4* dst, const float4* src, unsigned long long n) {
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);

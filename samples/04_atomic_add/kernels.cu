@@ -3,7 +3,7 @@
 
 using namespace iris::device;
 
-extern "C" __global__ void add_everywhere(Context ctx, unsigned* counters, unsigned long long n) {
+extern "C" __global__ void add_everywhere(const __grid_constant__ Context ctx, unsigned* counters, unsigned long long n) {
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
     // Start at the next rank so the ranks do not all hit rank 0 first.

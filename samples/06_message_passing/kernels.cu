@@ -10,7 +10,7 @@ __device__ __forceinline__ unsigned pattern(int sender, unsigned round, unsigned
 
 // inbox: symmetric [n] u32 written by the previous rank; ready: symmetric u64 flag the
 // previous rank raises; ack: symmetric u64 flag the next rank raises once it has read.
-extern "C" __global__ void ping_pong(Context ctx, unsigned* inbox, unsigned* outbox, unsigned long long n,
+extern "C" __global__ void ping_pong(const __grid_constant__ Context ctx, unsigned* inbox, unsigned* outbox, unsigned long long n,
                                      unsigned long long* ready, unsigned long long* ack, unsigned rounds,
                                      unsigned* errors) {
   const int next = (ctx.rank + 1) % ctx.world;

@@ -24,8 +24,8 @@ __device__ void store_all(const Context& ctx, T* dst, const T* src, u64 n) {
   }
 }
 #define DEFINE_LS(name, T)                                                                               \
-  extern "C" __global__ void load_all_##name(Context ctx, T* out, const T* src, u64 n) { load_all(ctx, out, src, n); } \
-  extern "C" __global__ void store_all_##name(Context ctx, T* dst, const T* src, u64 n) { store_all(ctx, dst, src, n); }
+  extern "C" __global__ void load_all_##name(const __grid_constant__ Context ctx, T* out, const T* src, u64 n) { load_all(ctx, out, src, n); } \
+  extern "C" __global__ void store_all_##name(const __grid_constant__ Context ctx, T* dst, const T* src, u64 n) { store_all(ctx, dst, src, n); }
 DEFINE_LS(u8, unsigned char)
 DEFINE_LS(u16, unsigned short)
 DEFINE_LS(u32, unsigned)
@@ -35,7 +35,7 @@ DEFINE_LS(v16, uint4)
 
 // ---- thread-level get/put/copy: one thread moves a run of elements ----------------------------
 // Thread t of block 0 handles the elements [t*chunk, (t+1)*chunk).
-extern "C" __global__ void get_put_copy(Context ctx, int mode, unsigned* dst, const unsigned* src, u64 n, int from,
+extern "C" __global__ void get_put_copy(const __grid_constant__ Context ctx, int mode, unsigned* dst, const unsigned* src, u64 n, int from,
                                         int to) {
   const u64 chunk = (n + blockDim.x - 1) / blockDim.x;
   const u64 lo = threadIdx.x * chunk;
@@ -48,7 +48,7 @@ extern "C" __global__ void get_put_copy(Context ctx, int mode, unsigned* dst, co
 
 // ---- block bulk copies at arbitrary byte offsets/lengths ---------------------------------------
 // Each block moves its slice of `bytes` (slices are 16-byte multiples except the last).
-extern "C" __global__ void block_ops(Context ctx, int mode, char* dst, const char* src, u64 bytes, int from, int to) {
+extern "C" __global__ void block_ops(const __grid_constant__ Context ctx, int mode, char* dst, const char* src, u64 bytes, int from, int to) {
   const u64 per = ((bytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
   const u64 lo = blockIdx.x * per;
   if (lo >= bytes) return;
@@ -126,7 +126,7 @@ __device__ void atomic_test_f(const Context& ctx, int op, float* target, float* 
   X(T, name, acq_rel, block) X(T, name, acq_rel, device) X(T, name, acq_rel, system)
 
 #define DEFINE_ATOMIC(T, name, ord, scp)                                                                  \
-  extern "C" __global__ void atomic_##name##_##ord##_##scp(Context ctx, int op, T* target, T* olds, int to) { \
+  extern "C" __global__ void atomic_##name##_##ord##_##scp(const __grid_constant__ Context ctx, int op, T* target, T* olds, int to) { \
     atomic_test<Order::ord, Scope::scp>(ctx, op, target, olds, to);                                      \
   }
 ORDERS_SCOPES(DEFINE_ATOMIC, unsigned, u32)
@@ -135,7 +135,7 @@ ORDERS_SCOPES(DEFINE_ATOMIC, u64, u64)
 ORDERS_SCOPES(DEFINE_ATOMIC, long long, i64)
 
 #define DEFINE_ATOMIC_F(T, name, ord, scp)                                                                \
-  extern "C" __global__ void atomic_##name##_##ord##_##scp(Context ctx, int op, T* target, T* olds, int to) { \
+  extern "C" __global__ void atomic_##name##_##ord##_##scp(const __grid_constant__ Context ctx, int op, T* target, T* olds, int to) { \
     atomic_test_f<Order::ord, Scope::scp>(ctx, op, target, olds, to);                                    \
   }
 ORDERS_SCOPES(DEFINE_ATOMIC_F, float, f32)
@@ -145,7 +145,7 @@ ORDERS_SCOPES(DEFINE_ATOMIC_F, float, f32)
 // make them visible, signal; the receiver waits, checks every word, acknowledges.
 // variant: 0 signal set (release) / wait acquire; 1 relaxed signal after fence / relaxed
 // wait then fence; 2 SignalOp::add; 3 u32 flags with Cmp::eq.
-extern "C" __global__ void ring_messages(Context ctx, int variant, unsigned* inbox, u64 n, u64* ready, u64* ack,
+extern "C" __global__ void ring_messages(const __grid_constant__ Context ctx, int variant, unsigned* inbox, u64 n, u64* ready, u64* ack,
                                          unsigned* ready32, unsigned* ack32, unsigned rounds, unsigned* errors) {
   const int next = (ctx.rank + 1) % ctx.world, prev = (ctx.rank + ctx.world - 1) % ctx.world;
   if (blockIdx.x == 0) {
@@ -213,11 +213,11 @@ extern "C" __global__ void wait_cmps(Context, long long* flag, long long* result
 // ---- device barrier --------------------------------------------------------------------------------
 // Writes `stamp` (read from device memory, so a graph replay can change it) into slot
 // ctx.rank of every rank's `board`.
-extern "C" __global__ void stamp_board(Context ctx, u64* board, const u64* stamp) {
+extern "C" __global__ void stamp_board(const __grid_constant__ Context ctx, u64* board, const u64* stamp) {
   if (threadIdx.x < ctx.world) store(ctx, board + ctx.rank, *stamp, threadIdx.x);
 }
 // Checks that every slot of the local board holds `*stamp`; counts mismatches; bumps stamp.
-extern "C" __global__ void check_board(Context ctx, const u64* board, u64* stamp, unsigned* errors) {
+extern "C" __global__ void check_board(const __grid_constant__ Context ctx, const u64* board, u64* stamp, unsigned* errors) {
   if (threadIdx.x == 0) {
     for (int r = 0; r < ctx.world; ++r) *errors += board[r] != *stamp;
     *stamp += 1;

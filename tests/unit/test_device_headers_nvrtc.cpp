@@ -54,13 +54,15 @@ Nvrtc load_nvrtc() {
   candidates.emplace_back("/usr/local/cuda/lib64/libnvrtc.so");
 
   void* library = nullptr;
+  std::string tried;
   for (const std::string& candidate : candidates) {
     library = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library != nullptr) break;
-    api.load_error += candidate + ": " + dlerror() + "; ";
+    const char* why = dlerror();
+    tried += candidate + ": " + (why != nullptr ? why : "not found") + "; ";
   }
   if (library == nullptr) {
-    api.load_error = "NVRTC not loadable (set IRIS_NVRTC_PATH): " + api.load_error;
+    api.load_error = "NVRTC not loadable (set IRIS_NVRTC_PATH): " + tried;
     return api;
   }
   const bool ok = resolve(library, "nvrtcGetErrorString", api.get_error_string) &&

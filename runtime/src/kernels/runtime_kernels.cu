@@ -88,7 +88,7 @@ extern "C" __global__ void iris_fill_u64(Context, unsigned long long* dst, u64 n
 // One block of >= world threads. flags[r] (in this rank's heap) receives rank r's
 // epoch; epoch (local) counts this rank's barriers. State lives on the device, so the
 // barrier replays correctly inside a CUDA graph.
-extern "C" __global__ void iris_device_barrier(Context ctx, u64* flags, u64* epoch) {
+extern "C" __global__ void iris_device_barrier(const __grid_constant__ Context ctx, u64* flags, u64* epoch) {
   using namespace iris::device;
   __shared__ u64 e;
   if (threadIdx.x == 0) {

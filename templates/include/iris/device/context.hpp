@@ -47,9 +47,9 @@ IRIS_HOST_DEVICE IRIS_FORCEINLINE T* translate(const Context& ctx, T* local_ptr,
   const auto offset = local - ctx.heap_bases[ctx.rank];
   T* remote = reinterpret_cast<T*>(ctx.heap_bases[to_rank] + offset);
 #if IRIS_DEVICE_COMPILE
-  // Heaps are cudaMalloc'd global memory. Saying so lets the compiler emit
-  // LDG/STG rather than generic LD/ST when it cannot see where the bases came
-  // from (e.g. a Context copied to local memory).
+  // Heaps are global memory (device or mapped host allocations). Saying so
+  // lets the compiler emit LDG/STG rather than generic LD/ST when it cannot
+  // see where the bases came from (e.g. a Context copied to local memory).
   __builtin_assume(__isGlobal(remote));
 #endif
   return remote;

@@ -93,7 +93,8 @@ IRIS_DEVICE IRIS_FORCEINLINE void fence() {
 }
 
 // Completes this thread's prior puts/stores: after quiet(), any rank that
-// observes a later write of this thread (e.g. a flag) also observes them.
+// observes (with acquire) a later write of this thread, e.g. a flag, also
+// observes them.
 // Remote accesses here are plain NVLink/PCIe loads and stores issued by the
 // SM, with no proxy or DMA queue to drain, so a system-scope fence is all
 // that completion requires; a sequentially-consistent fence would add cost
@@ -102,8 +103,8 @@ IRIS_DEVICE IRIS_FORCEINLINE void quiet() { fence<Scope::system>(); }
 
 namespace detail {
 
-// The heap is cudaMalloc'd global memory, whose generic addresses equal its
-// .global addresses, so generic pointers are passed straight to .global ops
+// The heap is global memory, whose generic addresses equal its .global
+// addresses, so generic pointers are passed straight to .global ops
 // (the same convention CUTLASS's barriers rely on).
 #define IRIS_DETAIL_LD_STMT(SEM, SCOPE, TYPE, C) \
   asm volatile("ld" SEM SCOPE ".global" TYPE " %0, [%1];" : "=" C(w) : "l"(p) : "memory")

@@ -92,6 +92,20 @@ IRIS_DEVICE IRIS_FORCEINLINE void signal(const Context& ctx, T* flag, T value, i
   }
 }
 
+// Atomic add that returns nothing (PTX `red`): the SM does not wait for the
+// remote round trip, so many in flight reach far higher throughput to a peer
+// than atomic_add, which must bring the old value back. Use it for counters
+// and histograms whose old values nobody reads.
+template <Order O = Order::relaxed, Scope S = Scope::system, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(const Context& ctx, T* ptr, T value, int to) {
+  static_assert(O == Order::relaxed || O == Order::release,
+                "red_add cannot have acquire ordering (nothing is read back; use relaxed or release)");
+  static_assert(detail::is_int_word_v<T>, "red_add works on u32, i32, u64 or i64");
+  using W = detail::int_word_t<T>;
+  constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::release;
+  detail::red_add<kOrder, S>(reinterpret_cast<W*>(translate(ctx, ptr, to)), static_cast<W>(value));
+}
+
 // Spins until `*local_flag <cmp> value` holds and returns the value that
 // satisfied it. With the default acquire ordering, everything the signalling
 // rank wrote before its release signal is visible once this returns.

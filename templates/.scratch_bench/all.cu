@@ -1,1 +1,0 @@
-#include "all_kernel.cuh"

@@ -1,0 +1,99 @@
+// iris-bench: measured comparisons of libiris against the baselines that matter
+// (cudaMemcpyPeer, later NCCL and cuBLAS), each measured in the same run.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "iris/iris.hpp"
+#include "p2p.hpp"
+
+namespace {
+
+void usage() {
+  std::printf(
+      "usage: iris-bench <command> [options]\n\n"
+      "commands:\n"
+      "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
+      "          remote atomic throughput and signal ping-pong latency, each next to\n"
+      "          cudaMemcpyPeerAsync on the same buffers\n\n"
+      "p2p options:\n"
+      "  --sizes LIST    comma-separated sizes (default 1MiB,16MiB,256MiB,1GiB)\n"
+      "  --iters N       timed repetitions per case (default 10; x4 below 256 MiB)\n"
+      "  --warmup N      untimed repetitions first (default 3)\n"
+      "  --ranks N       GPUs to use (default all)\n"
+      "  --blocks N      blocks of the bulk kernels (default 2 per SM)\n"
+      "  --threads N     threads per block of the bulk kernels (default 512)\n"
+      "  --sweep         first time bulk put/get over grid shapes (blocks x threads)\n"
+      "  --json FILE     also write the results as JSON\n"
+      "  -h, --help      this text\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  if (cmd != "p2p") {
+    std::fprintf(stderr, "iris-bench: unknown command '%s' (see --help)\n", cmd.c_str());
+    return 2;
+  }
+  iris::bench::P2pOptions o;
+  try {
+    o.options = iris::Options::from_env();
+    std::string sizes = "1MiB,16MiB,256MiB,1GiB";
+    for (int i = 2; i < argc; ++i) {
+      std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        if (i + 1 >= argc) throw iris::Error(a + " needs a value");
+        return argv[++i];
+      };
+      if (a == "-h" || a == "--help") {
+        usage();
+        return 0;
+      } else if (a == "--sizes") {
+        sizes = value();
+      } else if (a == "--iters") {
+        o.iters = std::max(1, std::atoi(value().c_str()));
+      } else if (a == "--warmup") {
+        o.warmup = std::max(0, std::atoi(value().c_str()));
+      } else if (a == "--ranks") {
+        o.options.ranks = std::atoi(value().c_str());
+      } else if (a == "--blocks") {
+        o.blocks = static_cast<unsigned>(std::atoi(value().c_str()));
+      } else if (a == "--threads") {
+        o.threads = static_cast<unsigned>(std::atoi(value().c_str()));
+      } else if (a == "--sweep") {
+        o.sweep = true;
+      } else if (a == "--json") {
+        o.json_path = value();
+      } else {
+        throw iris::Error("unknown option '" + a + "' (see --help)");
+      }
+    }
+    std::size_t pos = 0;
+    while (pos <= sizes.size()) {
+      std::size_t comma = sizes.find(',', pos);
+      if (comma == std::string::npos) comma = sizes.size();
+      std::size_t b = iris::parse_size(sizes.substr(pos, comma - pos), "--sizes");
+      if (b < 16 || b % 16) throw iris::Error("--sizes: every size must be a positive multiple of 16 bytes");
+      o.sizes.push_back(b);
+      pos = comma + 1;
+    }
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 2;
+  }
+  try {
+    return iris::bench::run_p2p(o);
+  } catch (const iris::NoDeviceError& e) {
+    std::fprintf(stderr, "iris-bench: %s; nothing to measure\n", e.what());
+    return 77;
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 1;
+  }
+}

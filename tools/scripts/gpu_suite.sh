@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Runs everything that needs GPUs, on a machine that has them, from a build folder
+# made elsewhere: the GPU test suite at 1, 2 and 4 ranks in thread mode and under
+# mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p.
+#
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench]   (default: all)
+#
+# Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
+# Exit status: nonzero if any step failed.
+set -u
+export NCCL_NVLS_ENABLE=0
+B=${BUILD:-build}
+OUT=${OUT:-/tmp/iris-gpu-suite}
+mkdir -p "$OUT"
+steps=${*:-tests mpi samples memcheck bench}
+summary=()
+status=0
+step() {  # step NAME LOGFILE TIMEOUT CMD...
+  local name=$1 log=$2 limit=$3
+  shift 3
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$OUT/$log" 2>&1
+  local rc=$?
+  local line
+  line=$(grep -E "^\[  (PASSED|FAILED)  \]|tests? ran|validated|ERROR SUMMARY" "$OUT/$log" | tail -2 | tr '\n' ' ')
+  if [ $rc -eq 0 ]; then summary+=("ok    $name ($((SECONDS - t0))s) $line"); else
+    summary+=("FAIL  $name rc=$rc ($((SECONDS - t0))s) $line"); status=1; tail -30 "$OUT/$log"; fi
+}
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+nvidia-smi -L >"$OUT/devices.txt" 2>&1
+mpirun_cmd=(mpirun --allow-run-as-root --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x IRIS_LOG)
+export IRIS_LOG=${IRIS_LOG:-warn}
+
+for s in $steps; do
+  case $s in
+  tests)
+    step "gpu tests, threads, 1/2/4 ranks" tests_threads.log 600 env IRIS_TEST_RANKS=1,2,4 "$B/tests/iris_gpu_tests"
+    ;;
+  mpi)
+    for np in 1 2 4; do
+      share=""; [ "$np" -gt "$ngpu" ] && share="-x IRIS_SHARE_GPUS=1"
+      # shellcheck disable=SC2086
+      step "gpu tests, mpirun -np $np" "tests_mpi$np.log" 600 env IRIS_SHARE_GPUS=1 "${mpirun_cmd[@]}" -x IRIS_SHARE_GPUS -np "$np" $share "$B/tests/iris_gpu_tests"
+    done
+    ;;
+  samples)
+    for exe in "$B"/samples/0[0-9]_*; do
+      [ -x "$exe" ] && [ -f "$exe" ] || continue
+      case "$exe" in *.cpp | *.fatbin) continue ;; esac
+      for r in 2 4; do
+        share=""; [ "$r" -gt "$ngpu" ] && share="--share-gpus"
+        # shellcheck disable=SC2086
+        step "$(basename "$exe") --ranks $r" "sample_$(basename "$exe")_$r.log" 120 "$exe" --ranks "$r" $share
+      done
+    done
+    ;;
+  memcheck)
+    cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+    if [ -z "$cs" ]; then summary+=("SKIP  memcheck: compute-sanitizer not found"); continue; fi
+    step "memcheck gpu tests, 1/2 ranks" memcheck.log 600 env IRIS_TEST_RANKS=1,2 "$cs" --tool memcheck --error-exitcode 9 "$B/tests/iris_gpu_tests"
+    ;;
+  bench)
+    step "iris-bench p2p" bench_p2p.log 600 "$B/bin/iris-bench" p2p --json "$OUT/bench_p2p.json"
+    cat "$OUT/bench_p2p.log"
+    ;;
+  *) echo "unknown step $s"; exit 2 ;;
+  esac
+done
+echo
+echo "== summary ($(cat "$OUT/devices.txt" | wc -l) GPUs)"
+printf '%s\n' "${summary[@]}"
+exit $status
