@@ -228,3 +228,19 @@ extern "C" __global__ void check_board(const __grid_constant__ Context ctx, cons
 extern "C" __global__ void three_params(Context, float* out, int value) {
   if (threadIdx.x == 0 && blockIdx.x == 0) *out = (float)value;
 }
+
+// red_add (no fetch): every thread adds 1 to counter i on every rank; relaxed or release.
+extern "C" __global__ void red_everywhere(const __grid_constant__ Context ctx, int release, unsigned* c32,
+                                          u64* c64, u64 n) {
+  GRID_LOOP(i, n) {
+    for (int r = 0; r < ctx.world; ++r) {
+      if (release) {
+        red_add<Order::release>(ctx, c32 + i, 1u, r);
+        red_add<Order::release>(ctx, c64 + i, (u64)1, r);
+      } else {
+        red_add(ctx, c32 + i, 1u, r);
+        red_add(ctx, c64 + i, (u64)1, r);
+      }
+    }
+  }
+}

@@ -131,6 +131,23 @@ TEST_P(Atomics, FloatAddSubXchgCas) {
   run_ranks(GetParam(), [](Context& ctx, Module& m) { check_type<float>(ctx, m, "f32", {0, 1, 7, 8}); });
 }
 
+TEST_P(Atomics, RedAddRelaxedAndRelease) {
+  run_ranks(GetParam(), [](Context& ctx, Module& m) {
+    const std::size_t n = 50000;
+    auto c32 = ctx.zeros<std::uint32_t>(n);
+    auto c64 = ctx.zeros<std::uint64_t>(n);
+    ctx.barrier();
+    for (int release = 0; release < 2; ++release) {
+      ctx.launch(m.kernel("red_everywhere"), LaunchConfig{16, 256}, release, c32.data(), c64.data(),
+                 static_cast<unsigned long long>(n));
+    }
+    ctx.barrier();
+    const auto w = static_cast<std::uint64_t>(2 * ctx.world());
+    require(c32.to_host() == std::vector<std::uint32_t>(n, static_cast<std::uint32_t>(w)), "u32 counters");
+    require(c64.to_host() == std::vector<std::uint64_t>(n, w), "u64 counters");
+  });
+}
+
 IRIS_GPU_SUITE(Atomics);
 
 }  // namespace

@@ -60,7 +60,8 @@ for s in $steps; do
     step "memcheck gpu tests, 1/2 ranks" memcheck.log 600 env IRIS_TEST_RANKS=1,2 "$cs" --tool memcheck --error-exitcode 9 "$B/tests/iris_gpu_tests"
     ;;
   bench)
-    step "iris-bench p2p" bench_p2p.log 600 "$B/bin/iris-bench" p2p --json "$OUT/bench_p2p.json"
+    # shellcheck disable=SC2086
+    step "iris-bench p2p" bench_p2p.log 600 "$B/bin/iris-bench" p2p --json "$OUT/bench_p2p.json" ${BENCH_ARGS:-}
     cat "$OUT/bench_p2p.log"
     ;;
   *) echo "unknown step $s"; exit 2 ;;
