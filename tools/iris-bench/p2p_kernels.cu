@@ -59,6 +59,28 @@ extern "C" __global__ void bulk_get_all(const __grid_constant__ Context ctx, cha
   if (len) block_get(ctx, dst + from * bytes + lo, src + lo, len, from);
 }
 
+// All peers at once, reading each source chunk once: every thread loads 4 x 16 bytes
+// and stores them to every peer (row `rank` of dst on each), so each block keeps
+// (world - 1) x 4 stores in flight per round of loads.
+extern "C" __global__ void bulk_put_all_fused(const __grid_constant__ Context ctx, uint4* dst, const uint4* src,
+                                              u64 n16) {
+  const u64 stride = (u64)gridDim.x * blockDim.x;
+  for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < n16; i += 4 * stride) {
+    uint4 r[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (i + k * stride < n16) r[k] = src[i + k * stride];
+    }
+    for (int p = 1; p < ctx.world; ++p) {
+      uint4* d = translate(ctx, dst + ctx.rank * n16, (ctx.rank + p) % ctx.world);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (i + k * stride < n16) d[i + k * stride] = r[k];
+      }
+    }
+  }
+}
+
 // Scattered relaxed atomic adds on a peer's u32 array (a multiplicative hash of i).
 extern "C" __global__ void scattered_add(const __grid_constant__ Context ctx, unsigned* counters, u64 slots, u64 ops, int to) {
   for (u64 i = blockIdx.x * (u64)blockDim.x + threadIdx.x; i < ops; i += (u64)gridDim.x * blockDim.x) {
