@@ -279,13 +279,13 @@ int run_p2p(const P2pOptions& o) {
         float t_local = median(ctx.stream(), o.warmup, o.iters,
                                [&] { ctx.launch(atom, LaunchConfig{ab, 256}, counters.data(), slots, ops, 0); });
         add({"atomic_add (scattered, relaxed)", "0->1", 4 * ops, ops / (t_remote * 1e-3) / 1e9,
-             ops / (t_local * 1e-3) / 1e9, "same kernel on local memory (G ops/s)"});
+             ops / (t_local * 1e-3) / 1e9, "same kernel on local memory", "Gop/s"});
         float r_remote = median(ctx.stream(), o.warmup, o.iters,
                                 [&] { ctx.launch(red, LaunchConfig{ab, 256}, counters.data(), slots, ops, 1); });
         float r_local = median(ctx.stream(), o.warmup, o.iters,
                                [&] { ctx.launch(red, LaunchConfig{ab, 256}, counters.data(), slots, ops, 0); });
         add({"red_add (scattered, no fetch)", "0->1", 4 * ops, ops / (r_remote * 1e-3) / 1e9,
-             ops / (r_local * 1e-3) / 1e9, "same kernel on local memory (G ops/s)"});
+             ops / (r_local * 1e-3) / 1e9, "same kernel on local memory", "Gop/s"});
       }
       ctx.barrier();
     }
@@ -307,7 +307,7 @@ int run_p2p(const P2pOptions& o) {
       }
       if (me == 0) {
         std::sort(us.begin(), us.end());
-        add({"signal ping-pong round trip (us)", "0<->1", 8, us[us.size() / 2], 0, "target <= 4 us"});
+        add({"signal ping-pong round trip", "0<->1", 8, us[us.size() / 2], 0, "target <= 4 us", "us"});
       }
     }
   });
@@ -323,18 +323,18 @@ int run_p2p(const P2pOptions& o) {
   js["device"] = device_name;
   js["world"] = world;
   for (const P2pRow& r : rows) {
-    const bool latency = r.op.find("(us)") != std::string::npos;
-    const bool ops = r.op.find("atomic") != std::string::npos;
+    const bool latency = r.unit == "us";
     const double ratio = r.baseline > 0 ? r.iris / r.baseline : 0;
-    std::printf("%-34s %-26s %10s %9.2f %s %9.2f %s %6.1f%%  %s\n", r.op.c_str(), r.ranks.c_str(),
-                latency ? "-" : format_bytes(r.bytes).c_str(), r.iris, latency ? "us  " : ops ? "Gop/s" : "GB/s ",
-                r.baseline, ops ? "Gop/s" : latency ? "    " : "GB/s ", latency ? 0.0 : ratio * 100, r.baseline_name.c_str());
+    std::printf("%-34s %-26s %10s %9.2f %-5s %9.2f %-5s %6.1f%%  %s\n", r.op.c_str(), r.ranks.c_str(),
+                latency ? "-" : format_bytes(r.bytes).c_str(), r.iris, r.unit.c_str(), r.baseline,
+                r.baseline > 0 ? r.unit.c_str() : "", ratio * 100, r.baseline_name.c_str());
     js["rows"].push_back({{"op", r.op},
                           {"ranks", r.ranks},
                           {"bytes", r.bytes},
                           {"iris", r.iris},
                           {"baseline", r.baseline},
-                          {"baseline_name", r.baseline_name}});
+                          {"baseline_name", r.baseline_name},
+                          {"unit", r.unit}});
   }
   if (!o.json_path.empty()) {
     std::ofstream(o.json_path) << js.dump(2) << "\n";

@@ -26,6 +26,7 @@ struct P2pRow {
   std::size_t bytes;
   double iris, baseline;
   std::string baseline_name;
+  std::string unit = "GB/s";  // or "Gop/s", "us"
 };
 
 int run_p2p(const P2pOptions& options);
