@@ -376,6 +376,10 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     cuda::driver();  // NoDeviceError before MPI starts
     auto boot = make_mpi_bootstrap();
     set_log_rank(boot->rank(), boot->world());
+    if (boot->world() > device::kMaxRanks) {
+      throw Error("mpirun started " + std::to_string(boot->world()) + " ranks; at most " +
+                  std::to_string(device::kMaxRanks) + " are supported");
+    }
     if (options.ranks != 0 && options.ranks != boot->world()) {
       log(LogLevel::warn, "--ranks " + std::to_string(options.ranks) + " ignored: mpirun started " +
                               std::to_string(boot->world()) + " ranks");

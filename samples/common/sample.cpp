@@ -17,7 +17,7 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "  --ranks N       ranks to run as threads of this process (default: one per GPU;\n"
       "                  under mpirun the launcher decides)\n"
       "  --share-gpus    allow several ranks per GPU (rank %% GPU count)\n"
-      "  --heap SIZE     symmetric heap per rank (default %s)\n"
+      "  --heap SIZE     symmetric heap per rank (default: 12 x --size + 64 MiB)\n"
       "  --size SIZE     bytes per buffer per rank (default %s)\n"
       "  --iters N       timed iterations (default %d)\n"
       "  --warmup N      untimed iterations first (default %d)\n"
@@ -25,8 +25,7 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
       "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS. Exit codes: 0 ok, 1 failed, 2 usage,\n"
       "77 no GPU found.\n",
-      spec.name, spec.summary, spec.name, format_bytes(d.options.heap_bytes).c_str(),
-      format_bytes(d.bytes).c_str(), d.iters, d.warmup);
+      spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup);
 }
 
 int parse_count(const std::string& flag, const char* text) {
@@ -44,7 +43,8 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
   try {
     args.options = Options::from_env();
     args.bytes = spec.default_bytes;
-    // The heap must hold the sample's buffers: default to 4x the buffer size + 64 MiB.
+    // The heap must hold the sample's buffers, the largest being [world][size] (up to 8
+    // ranks) plus a few of [size]: default to 12 x the buffer size + 64 MiB.
     bool heap_given = std::getenv("IRIS_HEAP_SIZE") != nullptr;
     for (int i = 1; i < argc; ++i) {
       std::string a = argv[i];
@@ -74,7 +74,7 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
     }
     if (!heap_given) {
       const std::size_t g = Options::kHeapGranularity;
-      args.options.heap_bytes = ((args.bytes * 5 + (64u << 20)) + g - 1) / g * g;
+      args.options.heap_bytes = ((args.bytes * 12 + (64u << 20)) + g - 1) / g * g;
     }
     args.options.validate();
   } catch (const Error& e) {

@@ -10,7 +10,7 @@ struct Options {
   // Bytes of symmetric heap per rank; a positive multiple of kHeapGranularity.
   std::size_t heap_bytes = std::size_t{1} << 30;
   // Thread mode: how many ranks this process runs (0: one per GPU). Under mpirun the
-  // launcher sets the world; a nonzero value here must then match it.
+  // launcher sets the world; a different nonzero value here is ignored with a warning.
   int ranks = 0;
   // Let several ranks use one GPU (rank % device_count), e.g. to test 4 ranks on 1 GPU.
   bool share_gpus = false;

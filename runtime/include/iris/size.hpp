@@ -7,7 +7,7 @@
 
 namespace iris {
 
-// Parses a byte count with an optional unit: B, K/KB/KiB, M/MB/MiB, G/GB/GiB (all
+// Parses a byte count with an optional unit: B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB (all
 // binary, case-insensitive). Throws iris::Error on anything else, naming `what`
 // (e.g. "--heap") in the message: negative or fractional byte counts, junk, overflow.
 std::size_t parse_size(std::string_view text, std::string_view what = "size");
