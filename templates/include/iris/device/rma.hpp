@@ -77,7 +77,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void block_copy_as(char* dst, const char* src, usiz
 }
 
 // Picks the widest word that both pointers can be aligned to at once. Heap
-// allocations are 16-byte aligned, so the uint4 path is the normal one; the
+// allocations are 256-byte aligned, so the uint4 path is the normal one; the
 // narrower ones keep odd offsets correct rather than fast.
 IRIS_DEVICE IRIS_FORCEINLINE void block_copy_bytes(void* dst, const void* src, usize bytes) {
   char* d = static_cast<char*>(dst);
