@@ -67,6 +67,7 @@ class Module {
 
  private:
   friend class Context;
+  friend class Program;
   std::shared_ptr<Impl> impl_;
 };
 

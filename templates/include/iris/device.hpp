@@ -9,3 +9,4 @@
 #include "device/rma.hpp"
 #include "device/atomics.hpp"
 #include "device/signal.hpp"
+#include "device/tile.hpp"

@@ -1,0 +1,554 @@
+// CUDA C++ emission (see emit_cuda.hpp). Scalars become C++ expressions evaluated
+// redundantly by every thread of a program (they are uniform); tiles become register
+// arrays filled by unrolled slot loops; side effects on a single element (signals,
+// scalar stores and atomics) run on thread 0 between barriers.
+#include "compiler/codegen/emit_cuda.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "compiler/codegen/metadata.hpp"
+
+namespace irisc {
+namespace {
+
+using namespace tir;
+
+const char* cuda_type(ScalarType t) {
+  switch (t) {
+    case ScalarType::f32: return "float";
+    case ScalarType::f16: return "__half";
+    case ScalarType::bf16: return "__nv_bfloat16";
+    case ScalarType::i32: return "int";
+    case ScalarType::i64: return "long long";
+    case ScalarType::u32: return "unsigned";
+    case ScalarType::u64: return "unsigned long long";
+    case ScalarType::boolean: return "bool";
+    case ScalarType::int_: return "long long";
+  }
+  return "void";
+}
+
+std::string order_name(Order o) { return std::string("iris::device::Order::") + name(o); }
+std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const Kernel& k, std::string& out) : k_(k), out_(out) {}
+
+  void run() {
+    threads_ = 256;
+    collect_sizes(k_.body);
+    for (std::int64_t s : sizes_) threads_ = static_cast<int>(std::min<std::int64_t>(threads_, s));
+    line(0, "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) + ") " + k_.name + "(");
+    std::string params = "    const __grid_constant__ iris::device::Context ctx";
+    for (const Param& p : k_.params) {
+      params += ",\n    ";
+      params += p.is_tensor ? std::string(cuda_type(p.elem)) + "* __restrict__ " + p.name : std::string(cuda_type(p.elem)) + " " + p.name;
+    }
+    for (const std::string& s : k_.size_symbols) params += ",\n    long long " + s;
+    params += ",\n    long long iris_sms) {";
+    out_ += params + "\n";
+    line(1, "(void)iris_sms;");
+    for (std::int64_t s : sizes_) {
+      line(1, "using L" + std::to_string(s) + " = iris::device::tile::Layout<" + std::to_string(s) + ", " +
+                  std::to_string(threads_) + ", " + std::to_string(vec_for(s)) + ">;");
+    }
+    line(1, "__shared__ unsigned long long iris_bcast;");
+    line(1, "__shared__ float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
+    line(1, "__shared__ long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
+    line(1, "(void)iris_bcast; (void)iris_scratch_f; (void)iris_scratch_i;");
+    if (k_.roles.empty()) {
+      line(1, "const long long iris_program = blockIdx.x, iris_programs = gridDim.x;");
+      line(1, "(void)iris_program; (void)iris_programs;");
+      stmts(k_.body, 1);
+    } else {
+      // Lets before/between roles run in every program; each role owns a block range.
+      line(1, "long long iris_first = 0;");
+      std::size_t role = 0;
+      for (const StmtPtr& s : k_.body) {
+        if (s->kind != StmtKind::Role) {
+          stmt(*s, 1);
+          continue;
+        }
+        const std::string n = "iris_n_" + s->name;
+        line(1, "const long long " + n + " = " + launch_expr(k_.roles[role++].programs_expr) + ";");
+        line(1, "if ((long long)blockIdx.x >= iris_first && (long long)blockIdx.x < iris_first + " + n + ") {");
+        line(2, "const long long iris_program = blockIdx.x - iris_first, iris_programs = " + n + ";");
+        line(2, "(void)iris_program; (void)iris_programs;");
+        stmts(s->body, 2);
+        line(1, "}");
+        line(1, "iris_first += " + n + ";");
+      }
+    }
+    line(0, "}");
+    k_threads_out = threads_;
+  }
+
+  int k_threads_out = 256;
+
+ private:
+  // Consecutive elements per thread access: up to 4 (16 bytes of f32).
+  int vec_for(std::int64_t size) const {
+    return static_cast<int>(std::min<std::int64_t>(4, std::max<std::int64_t>(1, size / threads_)));
+  }
+
+  void collect_value_sizes(const Value& v) {
+    if (v.type.is_tile() || v.type.kind == TypeKind::Range) sizes_.insert(v.type.size);
+    if (v.view.size) sizes_.insert(v.view.size);
+    for (const ValuePtr& o : v.operands) collect_value_sizes(*o);
+    if (v.view.offset) collect_value_sizes(*v.view.offset);
+  }
+  void collect_sizes(const std::vector<StmtPtr>& body) {
+    for (const StmtPtr& s : body) {
+      if (s->kind == StmtKind::ForBlocks) sizes_.insert(s->step);
+      if (s->value) collect_value_sizes(*s->value);
+      if (s->view.size) sizes_.insert(s->view.size);
+      collect_sizes(s->body);
+      collect_sizes(s->else_body);
+    }
+    for (const Var& v : k_.vars) {
+      if (v.type.is_tile() || v.type.kind == TypeKind::Range) sizes_.insert(v.type.size);
+    }
+  }
+
+  std::string launch_expr(const std::string& e) const {
+    std::string out;
+    for (std::size_t i = 0; i < e.size();) {
+      if (e.compare(i, 3, "sms") == 0 && (i + 3 >= e.size() || !isalnum(static_cast<unsigned char>(e[i + 3])))) {
+        out += "iris_sms";
+        i += 3;
+      } else if (e.compare(i, 5, "world") == 0) {
+        out += "(long long)ctx.world";
+        i += 5;
+      } else {
+        out += e[i++];
+      }
+    }
+    return out;
+  }
+
+  void line(int depth, const std::string& s) { out_ += std::string(static_cast<std::size_t>(depth) * 2, ' ') + s + "\n"; }
+  std::string fresh(const char* prefix) { return std::string(prefix) + std::to_string(counter_++); }
+  std::string var_name(int v) const { return "v" + std::to_string(v) + "_" + k_.vars[static_cast<std::size_t>(v)].name; }
+  std::string layout(std::int64_t size) const { return "L" + std::to_string(size); }
+
+  // ---- scalars ------------------------------------------------------------------------
+  std::string literal(const Value& v) const {
+    if (v.type.elem == ScalarType::boolean) return v.int_value ? "true" : "false";
+    if (is_float(v.type.elem)) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.9g", v.float_value);
+      std::string s = buf;
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      if (v.type.elem == ScalarType::f32) return s + "f";
+      return std::string(cuda_type(v.type.elem)) + "(" + s + "f)";
+    }
+    if (v.type.elem == ScalarType::u64) return std::to_string(static_cast<unsigned long long>(v.int_value)) + "ull";
+    if (v.type.elem == ScalarType::u32) return std::to_string(static_cast<unsigned long long>(v.int_value)) + "u";
+    if (v.type.elem == ScalarType::i32) return "(int)" + std::to_string(v.int_value);
+    return std::to_string(v.int_value) + "ll";
+  }
+
+  std::string binop(BinOp op, const std::string& a, const std::string& b) const {
+    switch (op) {
+      case BinOp::add: return "(" + a + " + " + b + ")";
+      case BinOp::sub: return "(" + a + " - " + b + ")";
+      case BinOp::mul: return "(" + a + " * " + b + ")";
+      case BinOp::div: return "(" + a + " / " + b + ")";
+      case BinOp::rem: return "(" + a + " % " + b + ")";
+      case BinOp::eq: return "(" + a + " == " + b + ")";
+      case BinOp::ne: return "(" + a + " != " + b + ")";
+      case BinOp::lt: return "(" + a + " < " + b + ")";
+      case BinOp::le: return "(" + a + " <= " + b + ")";
+      case BinOp::gt: return "(" + a + " > " + b + ")";
+      case BinOp::ge: return "(" + a + " >= " + b + ")";
+      case BinOp::land: return "(" + a + " && " + b + ")";
+      case BinOp::lor: return "(" + a + " || " + b + ")";
+      case BinOp::band: return "(" + a + " & " + b + ")";
+      case BinOp::bor: return "(" + a + " | " + b + ")";
+      case BinOp::bxor: return "(" + a + " ^ " + b + ")";
+      case BinOp::min: return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+      case BinOp::max: return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+    }
+    return a;
+  }
+
+  std::string unop(UnOp op, const std::string& a, ScalarType t) const {
+    const bool half = t == ScalarType::f16 || t == ScalarType::bf16;
+    const std::string f = half ? "(float)" + a : a;
+    auto back = [&](const std::string& s) { return half ? std::string(cuda_type(t)) + "(" + s + ")" : s; };
+    switch (op) {
+      case UnOp::neg: return "(-" + a + ")";
+      case UnOp::lnot: return "(!" + a + ")";
+      case UnOp::abs: return is_float(t) ? back("fabsf(" + f + ")") : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+      case UnOp::sqrt: return back("sqrtf(" + f + ")");
+      case UnOp::exp: return back("expf(" + f + ")");
+      case UnOp::log: return back("logf(" + f + ")");
+    }
+    return a;
+  }
+
+  std::string cast(ScalarType to, ScalarType from, const std::string& a) const {
+    if (to == from) return a;
+    const bool from_half = from == ScalarType::f16 || from == ScalarType::bf16;
+    const bool to_half = to == ScalarType::f16 || to == ScalarType::bf16;
+    if (from_half && to_half) return std::string(cuda_type(to)) + "((float)" + a + ")";
+    if (to_half) return std::string(cuda_type(to)) + "((float)(" + a + "))";
+    if (from_half) return "(" + std::string(cuda_type(to)) + ")(float)" + a;
+    return "(" + std::string(cuda_type(to)) + ")(" + a + ")";
+  }
+
+  // Pointer to the view's first element on `rank` (null: this rank).
+  std::string view_ptr(const View& v, const ValuePtr& rank, int depth) {
+    const std::string base = k_.params[static_cast<std::size_t>(v.param)].name;
+    const std::string off = scalar(*v.offset, depth);
+    if (!rank) return "(" + base + " + " + off + ")";
+    return "(iris::device::translate(ctx, " + base + ", (int)" + scalar(*rank, depth) + ") + " + off + ")";
+  }
+
+  std::string rank_or_self(const ValuePtr& rank, int depth) {
+    return rank ? "(int)" + scalar(*rank, depth) : std::string("ctx.rank");
+  }
+
+  // A uniform scalar expression; may emit statements (reductions, thread-0 atomics).
+  std::string scalar(const Value& v, int depth) {
+    switch (v.kind) {
+      case ValueKind::Const: return literal(v);
+      case ValueKind::ParamRef: return k_.params[static_cast<std::size_t>(v.param)].name;
+      case ValueKind::SizeRef: return launch_expr(v.name);
+      case ValueKind::VarRef: return var_name(v.var);
+      case ValueKind::BuiltinRef:
+        switch (v.builtin) {
+          case Builtin::rank: return "(long long)ctx.rank";
+          case Builtin::world: return "(long long)ctx.world";
+          case Builtin::sms: return "iris_sms";
+          case Builtin::program: return "iris_program";
+          case Builtin::programs: return "iris_programs";
+        }
+        return "0";
+      case ValueKind::RangeStart: return range_part(*v.operands[0], true, depth);
+      case ValueKind::RangeExtent: return range_part(*v.operands[0], false, depth);
+      case ValueKind::Unary: return unop(v.unop, scalar(*v.operands[0], depth), v.type.elem);
+      case ValueKind::Binary:
+        return binop(v.binop, scalar(*v.operands[0], depth), scalar(*v.operands[1], depth));
+      case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, scalar(*v.operands[0], depth));
+      case ValueKind::Load: return "(*" + view_ptr(v.view, v.rank, depth) + ")";
+      case ValueKind::Reduce: return reduce(v, depth);
+      case ValueKind::Atomic: {
+        const std::string t = cuda_type(v.type.elem);
+        const std::string r = fresh("a");
+        line(depth, "__syncthreads();");
+        line(depth, "if (threadIdx.x == 0) {");
+        line(depth + 1, t + " old = " + atomic_call(v, view_ptr_local(v.view, depth), scalar_operands(v, depth), depth) + ";");
+        line(depth + 1, "memcpy(&iris_bcast, &old, sizeof old);");
+        line(depth, "}");
+        line(depth, "__syncthreads();");
+        line(depth, t + " " + r + ";");
+        line(depth, "memcpy(&" + r + ", &iris_bcast, sizeof " + r + ");");
+        return r;
+      }
+      default: return "0";
+    }
+  }
+
+  std::vector<std::string> scalar_operands(const Value& v, int depth) {
+    std::vector<std::string> ops;
+    for (const ValuePtr& o : v.operands) ops.push_back(scalar(*o, depth));
+    return ops;
+  }
+
+  // Local pointer of a view (atomics translate through ctx themselves).
+  std::string view_ptr_local(const View& v, int depth) { return view_ptr(v, nullptr, depth); }
+
+  std::string atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops, int depth) {
+    static const char* fn[] = {"atomic_add", "atomic_sub", "atomic_and", "atomic_or", "atomic_xor",
+                               "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas"};
+    std::string call = std::string("iris::device::") + fn[static_cast<int>(v.atomic_op)] + "<" + order_name(v.order) +
+                       ", " + scope_name(v.scope) + ">(ctx, " + ptr;
+    for (const std::string& o : ops) call += ", " + o;
+    return call + ", " + rank_or_self(v.rank, depth) + ")";
+  }
+
+  std::string range_part(const Value& r, bool start, int depth) {
+    if (r.kind == ValueKind::VarRef) return var_name(r.var) + (start ? "_start" : "_extent");
+    if (r.kind == ValueKind::Binary) {
+      if (!start) return range_part(*r.operands[0], false, depth);
+      return binop(r.binop, range_part(*r.operands[0], true, depth), scalar(*r.operands[1], depth));
+    }
+    return "0";
+  }
+
+  std::string reduce(const Value& v, int depth) {
+    const Value& t = *v.operands[0];
+    const std::string arr = tile(t, depth);
+    const bool half = t.type.elem == ScalarType::f16 || t.type.elem == ScalarType::bf16;
+    const bool flt = is_float(t.type.elem);
+    const std::string acc_t = half ? "float" : cuda_type(t.type.elem);
+    const std::string r = fresh("r");
+    const std::string ident = v.reduce_op == ReduceOp::sum ? "0" : v.reduce_op == ReduceOp::max ? (flt ? "-__int_as_float(0x7f800000)" : "(" + acc_t + ")0") : (flt ? "__int_as_float(0x7f800000)" : "(" + acc_t + ")0");
+    std::string init = ident;
+    std::string first;
+    if (v.reduce_op != ReduceOp::sum && !flt) init = "(" + acc_t + ")" + arr + "[0]";
+    line(depth, acc_t + " " + r + " = " + init + ";");
+    const std::string op = v.reduce_op == ReduceOp::sum ? "a + b" : v.reduce_op == ReduceOp::max ? "a > b ? a : b" : "a < b ? a : b";
+    line(depth, "#pragma unroll");
+    line(depth, "for (int s = 0; s < " + layout(t.type.size) + "::kPerThread; ++s) { " + acc_t + " a = " + r + ", b = (" +
+                    acc_t + ")" + arr + "[s]; " + r + " = " + op + "; }");
+    const std::string scratch = flt ? "iris_scratch_f" : "iris_scratch_i";
+    const std::string scratch_t = flt ? "float" : "long long";
+    line(depth, r + " = (" + acc_t + ")iris::device::tile::block_reduce<" + std::to_string(threads_) + ">((" + scratch_t +
+                    ")" + r + ", " + scratch + ", [](" + scratch_t + " a, " + scratch_t + " b) { return " + op + "; });");
+    return half ? std::string(cuda_type(v.type.elem)) + "(" + r + ")" : r;
+  }
+
+  // ---- tiles ----------------------------------------------------------------------------
+  // Returns an array name holding the tile's slots (or a scalar broadcast expression
+  // is indexed by the caller through slot()).
+  std::string tile(const Value& v, int depth) {
+    if (v.kind == ValueKind::VarRef) return var_name(v.var);
+    const std::string t = cuda_type(v.type.elem);
+    const std::string L = layout(v.type.size);
+    const std::string r = fresh("t");
+    line(depth, t + " " + r + "[" + L + "::kPerThread];");
+    switch (v.kind) {
+      case ValueKind::Load:
+        line(depth, "iris::device::tile::load<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
+                        scalar(*v.view.extent, depth) + ");");
+        return r;
+      case ValueKind::Fill: {
+        const std::string x = scalar(*v.operands[0], depth);
+        line(depth, "#pragma unroll");
+        line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + x + ";");
+        return r;
+      }
+      case ValueKind::Iota: {
+        const std::string start = range_part(*v.operands[0], true, depth);
+        line(depth, "#pragma unroll");
+        line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + start + " + " + L + "::elem(s);");
+        return r;
+      }
+      case ValueKind::Atomic: {
+        const std::vector<std::string> ops = slot_operands(v, depth);
+        const std::string ptr = fresh("p");
+        line(depth, cuda_type(k_.params[static_cast<std::size_t>(v.view.param)].elem) + std::string("* ") + ptr + " = " +
+                        view_ptr_local(v.view, depth) + ";");
+        const std::string valid = fresh("n");
+        line(depth, "const long long " + valid + " = " + scalar(*v.view.extent, depth) + ";");
+        line(depth, "#pragma unroll");
+        line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
+        line(depth + 1, r + "[s] = " + t + "(0);");
+        std::vector<std::string> at_s;
+        for (const std::string& o : ops) at_s.push_back(o);
+        line(depth + 1, "if (" + L + "::elem(s) < " + valid + ") " + r + "[s] = " +
+                            atomic_call(v, ptr + " + " + L + "::elem(s)", at_s, depth) + ";");
+        line(depth, "}");
+        return r;
+      }
+      default: {
+        std::string e = slot_expr(v, depth);
+        line(depth, "#pragma unroll");
+        line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + e + ";");
+        return r;
+      }
+    }
+  }
+
+  // Operands of a tile atomic, as expressions of slot `s`.
+  std::vector<std::string> slot_operands(const Value& v, int depth) {
+    std::vector<std::string> ops;
+    for (const ValuePtr& o : v.operands) ops.push_back(slot(*o, depth));
+    return ops;
+  }
+
+  // An expression for slot `s` of a tile-or-scalar value (materializing loads first).
+  std::string slot(const Value& v, int depth) {
+    if (!v.type.is_tile()) return scalar(v, depth);
+    if (v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast) return slot_expr(v, depth);
+    return tile(v, depth) + "[s]";
+  }
+
+  std::string slot_expr(const Value& v, int depth) {
+    switch (v.kind) {
+      case ValueKind::Unary: return unop(v.unop, slot(*v.operands[0], depth), v.type.elem);
+      case ValueKind::Binary: return binop(v.binop, slot(*v.operands[0], depth), slot(*v.operands[1], depth));
+      case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, slot(*v.operands[0], depth));
+      default: return tile(v, depth) + "[s]";
+    }
+  }
+
+  // ---- statements ---------------------------------------------------------------------------
+  void stmts(const std::vector<StmtPtr>& body, int depth) {
+    for (const StmtPtr& s : body) stmt(*s, depth);
+  }
+
+  void assign_to(int var, const Value& v, int depth, bool declare) {
+    const Var& x = k_.vars[static_cast<std::size_t>(var)];
+    const std::string n = var_name(var);
+    if (x.type.is_tile()) {
+      const std::string L = layout(x.type.size);
+      std::string e = slot(v, depth);
+      if (declare) line(depth, std::string(cuda_type(x.type.elem)) + " " + n + "[" + L + "::kPerThread];");
+      line(depth, "#pragma unroll");
+      line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + n + "[s] = " + e + ";");
+      return;
+    }
+    if (x.type.kind == TypeKind::Range) {
+      const std::string st = range_part(v, true, depth), ex = range_part(v, false, depth);
+      line(depth, std::string(declare ? "const long long " : "") + n + "_start = " + st + ";");
+      line(depth, std::string(declare ? "const long long " : "") + n + "_extent = " + ex + ";");
+      return;
+    }
+    const std::string e = scalar(v, depth);
+    line(depth, (declare ? std::string(cuda_type(x.type.elem)) + " " : std::string()) + n + " = " + e + ";");
+  }
+
+  void stmt(const Stmt& s, int depth) {
+    switch (s.kind) {
+      case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
+      case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
+      case StmtKind::Store: {
+        if (s.view.size) {
+          const std::string L = layout(s.view.size);
+          std::string arr;
+          if (s.value->type.is_tile()) {
+            arr = tile_for_store(*s.value, depth);
+          } else {
+            arr = fresh("t");
+            const std::string x = scalar(*s.value, depth);
+            line(depth, std::string(cuda_type(s.value->type.elem)) + " " + arr + "[" + L + "::kPerThread];");
+            line(depth, "#pragma unroll");
+            line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + arr + "[s] = " + x + ";");
+          }
+          line(depth, "iris::device::tile::store<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+                          scalar(*s.view.extent, depth) + ");");
+        } else {
+          const std::string x = scalar(*s.value, depth);
+          const std::string p = view_ptr(s.view, s.rank, depth);
+          line(depth, "__syncthreads();");
+          line(depth, "if (threadIdx.x == 0) *" + p + " = " + x + ";");
+        }
+        return;
+      }
+      case StmtKind::Signal: {
+        const std::string x = scalar(*s.value, depth);
+        const std::string p = view_ptr_local(s.view, depth);
+        // The barrier orders every thread's earlier writes before thread 0's release.
+        line(depth, "__syncthreads();");
+        line(depth, "if (threadIdx.x == 0) iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) +
+                        ">(ctx, " + p + ", " + x + ", " + rank_or_self(s.rank, depth) + ", iris::device::SignalOp::" +
+                        (s.signal_op == SignalOp::add ? "add" : "set") + ");");
+        return;
+      }
+      case StmtKind::Wait: {
+        const std::string x = scalar(*s.value, depth);
+        const std::string p = view_ptr_local(s.view, depth);
+        line(depth, "if (threadIdx.x == 0) iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) +
+                        ">(" + p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x + ");");
+        line(depth, "__syncthreads();");
+        return;
+      }
+      case StmtKind::Eval: {
+        if (s.value->type.is_tile()) tile(*s.value, depth);
+        else line(depth, "(void)" + scalar(*s.value, depth) + ";");
+        return;
+      }
+      case StmtKind::ForBlocks: {
+        const std::string n = var_name(s.var);
+        const std::string bound = fresh("bound");
+        const std::string b = std::to_string(s.step);
+        line(depth, "const long long " + bound + " = " + scalar(*s.hi, depth) + ";");
+        line(depth, "for (long long " + n + "_start = iris_program * " + b + "ll; " + n + "_start < " + bound + "; " + n +
+                        "_start += iris_programs * " + b + "ll) {");
+        line(depth + 1, "const long long " + n + "_extent = " + bound + " - " + n + "_start < " + b + "ll ? " + bound +
+                            " - " + n + "_start : " + b + "ll;");
+        stmts(s.body, depth + 1);
+        line(depth, "}");
+        return;
+      }
+      case StmtKind::ForRanks: {
+        const std::string n = var_name(s.var);
+        if (s.peers_only) {
+          line(depth, "for (long long iris_k = 1; iris_k < ctx.world; ++iris_k) {");
+          line(depth + 1, "const long long " + n + " = (ctx.rank + iris_k) % ctx.world;");
+        } else {
+          line(depth, "for (long long " + n + " = 0; " + n + " < ctx.world; ++" + n + ") {");
+        }
+        stmts(s.body, depth + 1);
+        line(depth, "}");
+        return;
+      }
+      case StmtKind::ForRange: {
+        const std::string n = var_name(s.var);
+        const std::string lo = scalar(*s.lo, depth), hi = scalar(*s.hi, depth);
+        line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + hi + "; ++" + n + ") {");
+        stmts(s.body, depth + 1);
+        line(depth, "}");
+        return;
+      }
+      case StmtKind::If: {
+        const std::string c = scalar(*s.value, depth);
+        line(depth, "if (" + c + ") {");
+        stmts(s.body, depth + 1);
+        if (!s.else_body.empty()) {
+          line(depth, "} else {");
+          stmts(s.else_body, depth + 1);
+        }
+        line(depth, "}");
+        return;
+      }
+      case StmtKind::Role: return;  // handled by run()
+    }
+  }
+
+  std::string tile_for_store(const Value& v, int depth) {
+    if (v.kind == ValueKind::VarRef) return var_name(v.var);
+    return tile(v, depth);
+  }
+
+  const Kernel& k_;
+  std::string& out_;
+  std::set<std::int64_t> sizes_;
+  int threads_ = 256;
+  int counter_ = 0;
+};
+
+bool uses_type(const Module& m, ScalarType t) {
+  for (const Kernel& k : m.kernels) {
+    for (const Param& p : k.params) {
+      if (p.elem == t) return true;
+    }
+    for (const Var& v : k.vars) {
+      if (v.type.elem == t) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+CudaModule emit_cuda(const Module& module, const std::string& source_name) {
+  CudaModule out;
+  std::string& s = out.source;
+  s += "// Generated by irisc from " + source_name + ". Do not edit.\n";
+  if (uses_type(module, ScalarType::f16)) s += "#include <cuda_fp16.h>\n";
+  if (uses_type(module, ScalarType::bf16)) s += "#include <cuda_bf16.h>\n";
+  s += "#include <iris/device.hpp>\n\n";
+  s += "__device__ __forceinline__ long long iris_min(long long a, long long b) { return a < b ? a : b; }\n";
+  s += "__device__ __forceinline__ long long iris_max(long long a, long long b) { return a > b ? a : b; }\n\n";
+  std::vector<int> threads;
+  for (const Kernel& k : module.kernels) {
+    KernelEmitter e(k, s);
+    e.run();
+    threads.push_back(e.k_threads_out);
+    s += "\n";
+  }
+  out.metadata = metadata_json(module, threads);
+  s += "// The launch contract (parameters, sizes, grid policy), read by libiris.\n";
+  s += "extern \"C\" __device__ const char iris_metadata[] = " + cuda_string_literal(out.metadata) + ";\n";
+  return out;
+}
+
+}  // namespace irisc

@@ -1,0 +1,21 @@
+// EmitCuda: tir::Module -> CUDA C++ source for NVRTC (or nvcc), against the device
+// library in templates/ (iris/device.hpp). One __global__ function per kernel, whose
+// first parameter is the device context by value, then the kernel's parameters, then
+// one i64 per size symbol, then the multiprocessor count. Also emits the module's
+// metadata as JSON (the launcher's contract) in a __device__ string `iris_metadata`.
+#pragma once
+
+#include <string>
+
+#include "compiler/tir/tir.hpp"
+
+namespace irisc {
+
+struct CudaModule {
+  std::string source;    // the CUDA C++ translation unit
+  std::string metadata;  // JSON: kernels, parameters, sizes, grid policy, roles, threads
+};
+
+CudaModule emit_cuda(const tir::Module& module, const std::string& source_name);
+
+}  // namespace irisc

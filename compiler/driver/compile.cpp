@@ -1,0 +1,144 @@
+// The phase sequence (see compile.hpp).
+#include "compiler/driver/compile.hpp"
+
+#include <chrono>
+#include <set>
+
+#include "compiler/ast/ast.hpp"
+#include "compiler/codegen/emit_cuda.hpp"
+#include "compiler/lex/lexer.hpp"
+#include "compiler/parse/parser.hpp"
+#include "compiler/passes/pipeline.hpp"
+#include "compiler/sema/sema.hpp"
+#include "compiler/toolchain/device_headers.hpp"
+#include "compiler/toolchain/nvrtc.hpp"
+
+namespace irisc {
+
+const char* irisc_version() { return "0.1.0"; }
+
+const char* stage_name(Stage s) {
+  static const char* n[] = {"tokens", "ast", "tir", "cuda", "ptx", "cubin"};
+  return n[static_cast<int>(s)];
+}
+
+std::string compiler_fingerprint() {
+  std::string f = std::string("irisc ") + irisc_version() + "; headers " + toolchain::device_headers_digest();
+  std::string why;
+  if (toolchain::nvrtc_available(&why)) f += "; nvrtc " + toolchain::nvrtc_version();
+  return f;
+}
+
+namespace {
+
+bool only_whitespace_and_comments(const TokenBuffer& toks) { return toks.tokens.size() == 1; }
+
+void finish(CompileResult& r, const Diagnostics& diags) {
+  r.diagnostics = diags.all();
+  r.rendered_diagnostics = diags.render(false);
+  r.rendered_diagnostics_color = diags.render(true);
+  r.errors = diags.error_count();
+  r.warnings = diags.warning_count();
+  r.ok = !diags.has_errors();
+}
+
+SemaOptions sema_options(const CompileOptions& o) {
+  SemaOptions s;
+  s.defines = o.defines;
+  if (o.target == "sm_80") {
+    s.min_sms = 56;
+    s.max_sms = 132;
+  }
+  return s;
+}
+
+}  // namespace
+
+CompileResult compile(const SourceBuffer& source, const CompileOptions& options) {
+  CompileResult r;
+  Diagnostics diags(&source);
+  diags.set_warnings_as_errors(options.warnings_as_errors);
+  if (options.target != "sm_90a" && options.target != "sm_90" && options.target != "sm_80") {
+    diags.emit_unlocated(DiagnosticKind::UnknownTarget, {options.target});
+    finish(r, diags);
+    return r;
+  }
+
+  TokenBuffer toks = lex(source, diags);
+  if (options.stop_after == Stage::tokens) {
+    r.tokens = toks.dump();
+    finish(r, diags);
+    return r;
+  }
+  if (only_whitespace_and_comments(toks) && !diags.has_errors()) {
+    diags.emit_unlocated(DiagnosticKind::EmptyFile);
+    finish(r, diags);
+    return r;
+  }
+  ast::Module module = parse(toks, diags);
+  if (options.stop_after == Stage::ast) {
+    r.ast = ast::dump(module, source);
+    finish(r, diags);
+    return r;
+  }
+  if (diags.has_errors()) {
+    finish(r, diags);
+    return r;
+  }
+  // -D names must belong to some kernel.
+  std::set<std::string> const_names;
+  for (const ast::Kernel& k : module.kernels) {
+    for (const ast::ConstParam& c : k.consts) const_names.insert(c.name);
+  }
+  for (const auto& [name, value] : options.defines) {
+    if (!const_names.count(name)) diags.emit_unlocated(DiagnosticKind::UnknownDefine, {name});
+  }
+  tir::Module tm = check(module, sema_options(options), diags);
+  if (diags.has_errors()) {
+    finish(r, diags);
+    return r;
+  }
+  PipelineLog log = run_pipeline(tm, {options.dump_ir_after, options.time_passes});
+  r.pass_dumps = log.dumps;
+  r.pass_timing = log.timing;
+  if (!log.verify_error.empty()) {
+    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {"TIR verifier: " + log.verify_error});
+    finish(r, diags);
+    return r;
+  }
+  r.tir = tir::print(tm);
+  if (options.stop_after == Stage::tir) {
+    finish(r, diags);
+    return r;
+  }
+  CudaModule cm = emit_cuda(tm, source.name());
+  r.cuda = cm.source;
+  r.metadata = cm.metadata;
+  if (options.stop_after == Stage::cuda) {
+    finish(r, diags);
+    return r;
+  }
+  toolchain::CudaCompileOptions co;
+  co.arch = options.target;
+  co.opt_level = options.opt_level;
+  co.line_info = options.line_info;
+  co.include_dirs = options.include_dirs;
+  co.want_ptx = true;
+  co.want_cubin = options.stop_after == Stage::cubin;
+  try {
+    toolchain::CudaCompileResult cr = toolchain::compile_cuda(cm.source, source.name() + ".cu", co);
+    r.toolchain_log = cr.log;
+    if (!cr.ok) {
+      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {cr.log.substr(0, 4000)});
+    } else {
+      r.ptx = std::move(cr.ptx);
+      r.cubin = std::move(cr.cubin);
+    }
+  } catch (const toolchain::ToolchainError& e) {
+    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {e.what()});
+  }
+  finish(r, diags);
+  return r;
+}
+
+}  // namespace irisc

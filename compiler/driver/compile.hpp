@@ -1,0 +1,52 @@
+// The compiler driver: SourceBuffer -> tokens -> AST -> TIR -> passes -> CUDA C++ ->
+// PTX / cubin, stopping at the stage asked for. Used by the irisc CLI, libiris's JIT
+// and the build-time embedding. Never throws on bad input: everything the user can
+// get wrong is a diagnostic in the result.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/diagnostics/diagnostics.hpp"
+#include "compiler/source/source_buffer.hpp"
+
+namespace irisc {
+
+enum class Stage { tokens, ast, tir, cuda, ptx, cubin };
+const char* stage_name(Stage s);
+
+struct CompileOptions {
+  Stage stop_after = Stage::cubin;
+  std::string target = "sm_90a";       // sm_90a, sm_90, sm_80
+  int opt_level = 3;                   // 0..3, passed to the CUDA toolchain
+  bool line_info = false;
+  std::map<std::string, std::int64_t> defines;  // -DNAME=VALUE
+  std::vector<std::string> include_dirs;        // extra -I for the CUDA toolchain
+  bool warnings_as_errors = false;
+  std::string dump_ir_after;                    // pass name or "all"
+  bool time_passes = false;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string tokens, ast, tir, cuda, ptx, metadata;
+  std::vector<std::byte> cubin;
+  std::string pass_dumps, pass_timing;
+  std::string toolchain_log;
+  std::vector<Diagnostic> diagnostics;
+  std::string rendered_diagnostics;  // clang-style text, no colour
+  std::string rendered_diagnostics_color;
+  int errors = 0, warnings = 0;
+};
+
+CompileResult compile(const SourceBuffer& source, const CompileOptions& options);
+
+// Identifies this compiler build (version + device headers digest + NVRTC version when
+// available): part of every JIT cache key.
+std::string compiler_fingerprint();
+const char* irisc_version();
+
+}  // namespace irisc

@@ -1,0 +1,338 @@
+// Built-in functions: value calls (load, fill/zeros/ones, index, reductions, math,
+// atomics) and statement calls (store/put, get, signal, wait).
+#include "compiler/sema/sema_state.hpp"
+
+namespace irisc::sema {
+
+using namespace tir;
+
+namespace {
+
+struct AtomicName {
+  const char* name;
+  AtomicOp op;
+};
+const AtomicName kAtomics[] = {{"atomic_add", AtomicOp::add}, {"atomic_sub", AtomicOp::sub},
+                               {"atomic_and", AtomicOp::and_}, {"atomic_or", AtomicOp::or_},
+                               {"atomic_xor", AtomicOp::xor_}, {"atomic_min", AtomicOp::min},
+                               {"atomic_max", AtomicOp::max}, {"atomic_xchg", AtomicOp::xchg},
+                               {"atomic_cas", AtomicOp::cas}};
+
+bool atomic_supports(AtomicOp op, ScalarType t) {
+  switch (t) {
+    case ScalarType::i32:
+    case ScalarType::i64:
+    case ScalarType::u32:
+    case ScalarType::u64: return true;
+    case ScalarType::f32: return op == AtomicOp::add || op == AtomicOp::sub || op == AtomicOp::xchg || op == AtomicOp::cas;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
+  const std::string& fn = e.name;
+  auto want_args = [&](std::size_t n) {
+    if (e.args.size() == n) return true;
+    diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {fn, std::to_string(n), std::to_string(e.args.size())});
+    return false;
+  };
+  auto no_value = [&]() {
+    if (!as_statement) diags_.emit(DiagnosticKind::NoValue, e.range, {fn});
+    return error_value(e.range);
+  };
+
+  // ---- statement calls -----------------------------------------------------------------
+  if (fn == "store" || fn == "put" || fn == "get") {
+    const bool is_get = fn == "get";
+    if (!check_named(e, {is_get ? "from" : "to"}) || !want_args(2)) return no_value();
+    auto dst = view(*e.args[0], fn);
+    if (!dst) return no_value();
+    ValuePtr value;
+    ValuePtr to;
+    const Param& dp = out_.params[static_cast<std::size_t>(dst->param)];
+    if (is_get) {
+      auto src = view(*e.args[1], fn);
+      if (!src) return no_value();
+      const Param& sp = out_.params[static_cast<std::size_t>(src->param)];
+      value = make(ValueKind::Load, src->size ? Type::tile(sp.elem, src->size) : Type::scalar(sp.elem), e.range);
+      value->view = *src;
+      value->rank = rank_arg(e, "from", *src);
+    } else {
+      value = expr(*e.args[1]);
+      to = rank_arg(e, "to", *dst);
+    }
+    if (value->type.kind == TypeKind::Range || value->type.kind == TypeKind::Void) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[1]->range, {type_name(value->type), "a value", ""});
+      return no_value();
+    }
+    if (value->type.elem != dp.elem) {
+      if (value->kind == ValueKind::Const || (value->type.elem == ScalarType::int_ && is_integer(dp.elem))) {
+        value = coerce(value, dp.elem, e.args[1]->range);
+      } else {
+        diags_.emit(DiagnosticKind::StoreTypeMismatch, e.args[1]->range,
+                    {type_name(value->type), "a tensor of " + std::string(ast::scalar_type_name(dp.elem)),
+                     ast::scalar_type_name(dp.elem)});
+        return no_value();
+      }
+    }
+    if (value->type.is_tile() && value->type.size != dst->size) {
+      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range,
+                  {std::to_string(value->type.size), dst->size ? std::to_string(dst->size) : "1"});
+      return no_value();
+    }
+    if (!as_statement) return no_value();
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::Store;
+    s->range = e.range;
+    s->view = *dst;
+    s->value = value;
+    s->rank = to;
+    stmts->push_back(std::move(s));
+    return nullptr;
+  }
+  if (fn == "signal") {
+    if (!check_named(e, {"to", "op", "order", "scope"}) || !want_args(2)) return no_value();
+    auto flag = view(*e.args[0], fn);
+    if (!flag) return no_value();
+    if (flag->size) {
+      diags_.emit(DiagnosticKind::ExpectedScalarElement, e.args[0]->range, {fn});
+      return no_value();
+    }
+    const Param& fp = out_.params[static_cast<std::size_t>(flag->param)];
+    if (!is_integer(fp.elem) || (byte_size(fp.elem) != 4 && byte_size(fp.elem) != 8)) {
+      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {"signal", std::string(ast::scalar_type_name(fp.elem)) + " flags (use u32, i32, u64 or i64)"});
+      return no_value();
+    }
+    ValuePtr value = expr(*e.args[1]);
+    if (!value->type.is_scalar()) {
+      diags_.emit(DiagnosticKind::ExpectedScalarElement, e.args[1]->range, {fn});
+      return no_value();
+    }
+    value = coerce(value, fp.elem, e.args[1]->range);
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::Signal;
+    s->range = e.range;
+    s->view = *flag;
+    s->value = value;
+    s->rank = rank_arg(e, "to", *flag);
+    s->order = order_arg(e, Order::release);
+    s->scope = scope_arg(e, Scope::system);
+    if (s->order == Order::acquire || s->order == Order::acq_rel) {
+      diags_.emit(DiagnosticKind::SignalWithAcquire, named(e, "order")->range, {name(s->order)});
+    }
+    if (const ast::Expr* op = named(e, "op")) {
+      if (op->kind == ast::ExprKind::Name && (op->name == "set" || op->name == "add")) {
+        s->signal_op = op->name == "add" ? SignalOp::add : SignalOp::set;
+      } else {
+        diags_.emit(DiagnosticKind::BadNamedValue, op->range,
+                    {op->kind == ast::ExprKind::Name ? op->name : "this", "signal op", "set or add"});
+      }
+    }
+    if (!as_statement) return no_value();
+    stmts->push_back(std::move(s));
+    return nullptr;
+  }
+  if (fn == "wait") {
+    if (!check_named(e, {"order", "scope", "from"}) || !want_args(1)) return no_value();
+    if (const ast::Expr* f = named(e, "from")) {
+      diags_.emit(DiagnosticKind::WaitOnRemote, f->range);
+      return no_value();
+    }
+    const ast::Expr& c = *e.args[0];
+    static const std::pair<TokenKind, Cmp> cmps[] = {{TokenKind::EqEq, Cmp::eq}, {TokenKind::NotEq, Cmp::ne},
+                                                     {TokenKind::Greater, Cmp::gt}, {TokenKind::GreaterEq, Cmp::ge},
+                                                     {TokenKind::Less, Cmp::lt}, {TokenKind::LessEq, Cmp::le}};
+    std::optional<Cmp> cmp;
+    if (c.kind == ast::ExprKind::Binary) {
+      for (auto [tk, cm] : cmps) {
+        if (c.op == tk) cmp = cm;
+      }
+    }
+    if (!cmp || c.args[0]->kind != ast::ExprKind::Index) {
+      diags_.emit(DiagnosticKind::WaitNeedsComparison, c.range);
+      return no_value();
+    }
+    auto flag = view(*c.args[0], fn);
+    if (!flag) return no_value();
+    if (flag->size) {
+      diags_.emit(DiagnosticKind::ExpectedScalarElement, c.args[0]->range, {fn});
+      return no_value();
+    }
+    const Param& fp = out_.params[static_cast<std::size_t>(flag->param)];
+    if (!is_integer(fp.elem) || (byte_size(fp.elem) != 4 && byte_size(fp.elem) != 8)) {
+      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, c.args[0]->range, {"wait", std::string(ast::scalar_type_name(fp.elem)) + " flags (use u32, i32, u64 or i64)"});
+      return no_value();
+    }
+    ValuePtr value = expr(*c.args[1]);
+    if (!value->type.is_scalar()) {
+      diags_.emit(DiagnosticKind::ExpectedScalarElement, c.args[1]->range, {fn});
+      return no_value();
+    }
+    value = coerce(value, fp.elem, c.args[1]->range);
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::Wait;
+    s->range = e.range;
+    s->view = *flag;
+    s->cmp = *cmp;
+    s->value = value;
+    s->order = order_arg(e, Order::acquire);
+    s->scope = scope_arg(e, Scope::system);
+    if (s->order == Order::release || s->order == Order::acq_rel) {
+      diags_.emit(DiagnosticKind::WaitWithRelease, named(e, "order")->range, {name(s->order)});
+    }
+    if (!as_statement) return no_value();
+    stmts->push_back(std::move(s));
+    return nullptr;
+  }
+
+  // ---- value calls -----------------------------------------------------------------------
+  ValuePtr result;
+  if (fn == "load") {
+    if (!check_named(e, {"from"}) || !want_args(1)) return error_value(e.range);
+    auto v = view(*e.args[0], fn);
+    if (!v) return error_value(e.range);
+    const Param& p = out_.params[static_cast<std::size_t>(v->param)];
+    result = make(ValueKind::Load, v->size ? Type::tile(p.elem, v->size) : Type::scalar(p.elem), e.range);
+    result->view = *v;
+    result->rank = rank_arg(e, "from", *v);
+  } else if (fn == "fill" || fn == "zeros" || fn == "ones") {
+    const bool is_fill = fn == "fill";
+    if (!check_named(e, {}) || !want_args(is_fill ? 2 : 1)) return error_value(e.range);
+    if (!e.type_arg) {
+      diags_.emit(DiagnosticKind::ExpectedType, e.range, {"'" + fn + "(' without <type>"});
+      return error_value(e.range);
+    }
+    const ScalarType t = e.type_arg->type;
+    const ast::Expr& size_expr = *e.args[is_fill ? 1 : 0];
+    const int before = diags_.error_count();
+    ValuePtr size_v = expr(size_expr);
+    if (diags_.error_count() != before) return error_value(e.range);
+    if (size_v->kind != ValueKind::Const) {
+      diags_.emit(DiagnosticKind::TileSizeNotConstant, size_expr.range, {"'" + std::string(diags_.source()->slice(size_expr.range)) + "'"});
+      return error_value(e.range);
+    }
+    ValuePtr value = is_fill ? expr(*e.args[0]) : make(ValueKind::Const, Type::scalar(t), e.range);
+    if (!is_fill) {
+      value->int_value = fn == "ones";
+      value->float_value = fn == "ones";
+    }
+    if (!value->type.is_scalar()) {
+      diags_.emit(DiagnosticKind::ExpectedScalarElement, e.args[0]->range, {fn});
+      return error_value(e.range);
+    }
+    value = coerce(value, t, e.range);
+    result = make(ValueKind::Fill, Type::tile(t, size_v->int_value), e.range);
+    result->operands.push_back(value);
+  } else if (fn == "index") {
+    if (!check_named(e, {}) || !want_args(1)) return error_value(e.range);
+    ValuePtr r = expr(*e.args[0]);
+    if (r->type.kind != TypeKind::Range) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range, {type_name(r->type), "a range", " (index(i) takes a blocks() loop variable)"});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Iota, Type::tile(ScalarType::int_, r->type.size), e.range);
+    result->operands.push_back(r);
+  } else if ((fn == "sum" || fn == "max" || fn == "min") && e.args.size() == 1) {
+    if (!check_named(e, {})) return error_value(e.range);
+    ValuePtr t = expr(*e.args[0]);
+    if (!t->type.is_tile() || t->type.elem == ScalarType::boolean) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range, {type_name(t->type), "a numeric tile", " (reductions work on tiles)"});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Reduce, Type::scalar(t->type.elem), e.range);
+    result->reduce_op = fn == "sum" ? ReduceOp::sum : fn == "max" ? ReduceOp::max : ReduceOp::min;
+    result->operands.push_back(t);
+  } else if (fn == "max" || fn == "min") {
+    if (!check_named(e, {}) || !want_args(2)) return error_value(e.range);
+    ValuePtr a = expr(*e.args[0]), b = expr(*e.args[1]);
+    if (a->type.elem != b->type.elem) {
+      if (b->kind == ValueKind::Const) b = coerce(b, a->type.elem, e.args[1]->range);
+      else a = coerce(a, b->type.elem, e.args[0]->range);
+    }
+    if (a->type.is_tile() && b->type.is_tile() && a->type.size != b->type.size) {
+      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {std::to_string(a->type.size), std::to_string(b->type.size)});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Binary, a->type.is_tile() ? a->type : b->type, e.range);
+    result->binop = fn == "max" ? BinOp::max : BinOp::min;
+    result->operands = {a, b};
+  } else if (fn == "abs" || fn == "sqrt" || fn == "exp" || fn == "log") {
+    if (!check_named(e, {}) || !want_args(1)) return error_value(e.range);
+    ValuePtr a = expr(*e.args[0]);
+    if (a->type.elem == ScalarType::boolean || (fn != "abs" && !is_float(a->type.elem))) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range, {type_name(a->type), fn == "abs" ? "a number" : "a float", ""});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Unary, a->type, e.range);
+    result->unop = fn == "abs" ? UnOp::abs : fn == "sqrt" ? UnOp::sqrt : fn == "exp" ? UnOp::exp : UnOp::log;
+    result->operands.push_back(a);
+  } else {
+    const AtomicName* atomic = nullptr;
+    for (const AtomicName& a : kAtomics) {
+      if (fn == a.name) atomic = &a;
+    }
+    if (!atomic) {
+      diags_.emit(DiagnosticKind::UnknownFunction, e.name_range, {fn});
+      for (const auto& a : e.args) expr(*a);  // still report errors inside
+      return error_value(e.range);
+    }
+    const std::size_t nargs = atomic->op == AtomicOp::cas ? 3 : 2;
+    if (!check_named(e, {"to", "order", "scope"}) || !want_args(nargs)) return error_value(e.range);
+    auto v = view(*e.args[0], fn);
+    if (!v) return error_value(e.range);
+    const Param& p = out_.params[static_cast<std::size_t>(v->param)];
+    if (!atomic_supports(atomic->op, p.elem)) {
+      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {fn, ast::scalar_type_name(p.elem)});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Atomic, v->size ? Type::tile(p.elem, v->size) : Type::scalar(p.elem), e.range);
+    result->atomic_op = atomic->op;
+    result->view = *v;
+    result->rank = rank_arg(e, "to", *v);
+    result->order = order_arg(e, Order::acq_rel);
+    result->scope = scope_arg(e, Scope::system);
+    for (std::size_t i = 1; i < nargs; ++i) {
+      ValuePtr operand = expr(*e.args[i]);
+      if (operand->type.is_tile() && operand->type.size != v->size) {
+        diags_.emit(DiagnosticKind::TileShapeMismatch, e.args[i]->range,
+                    {std::to_string(operand->type.size), v->size ? std::to_string(v->size) : "1"});
+        return error_value(e.range);
+      }
+      if (operand->type.elem != p.elem) {
+        if (operand->kind == ValueKind::Const || (operand->type.elem == ScalarType::int_ && is_integer(p.elem))) {
+          operand = coerce(operand, p.elem, e.args[i]->range);
+        } else {
+          diags_.emit(DiagnosticKind::StoreTypeMismatch, e.args[i]->range,
+                      {type_name(operand->type), "a tensor of " + std::string(ast::scalar_type_name(p.elem)),
+                       ast::scalar_type_name(p.elem)});
+          return error_value(e.range);
+        }
+      }
+      result->operands.push_back(operand);
+    }
+    if (as_statement) {
+      auto s = std::make_unique<Stmt>();
+      s->kind = StmtKind::Eval;
+      s->range = e.range;
+      s->value = result;
+      stmts->push_back(std::move(s));
+      return nullptr;
+    }
+    return result;
+  }
+  if (as_statement) {
+    // A pure value computed for nothing: keep it (it may still trap on bad input) but
+    // it has no effect.
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::Eval;
+    s->range = e.range;
+    s->value = result;
+    stmts->push_back(std::move(s));
+    return nullptr;
+  }
+  return result;
+}
+
+}  // namespace irisc::sema

@@ -1,0 +1,195 @@
+// Statement checking: let/assign, loops (blocks, ranks, peers, range), if, roles, and
+// call statements.
+#include "compiler/sema/sema_state.hpp"
+
+namespace irisc::sema {
+
+using namespace tir;
+
+namespace {
+
+StmtPtr new_stmt(StmtKind k, SourceRange r) {
+  auto s = std::make_unique<Stmt>();
+  s->kind = k;
+  s->range = r;
+  return s;
+}
+
+bool power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+}  // namespace
+
+void KernelChecker::block(const std::vector<ast::StmtPtr>& body, std::vector<StmtPtr>& out, bool top_level) {
+  for (const ast::StmtPtr& s : body) {
+    if (diags_.too_many_errors()) return;
+    stmt(*s, out, top_level);
+  }
+}
+
+void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top_level) {
+  using ast::StmtKind;
+  switch (s.kind) {
+    case StmtKind::Let: {
+      ValuePtr v = expr(*s.value);
+      if (v->type.kind == TypeKind::Void) return;
+      const int var = new_var(s.name, v->type, true);
+      declare(s.name, Entity{EntityKind::Var, var, 0, Builtin::rank, s.name_range});
+      auto st = new_stmt(tir::StmtKind::Let, s.range);
+      st->var = var;
+      st->value = v;
+      out.push_back(std::move(st));
+      return;
+    }
+    case StmtKind::Assign: {
+      const Entity* ent = lookup(s.name);
+      ValuePtr v = expr(*s.value);
+      if (!ent) {
+        diags_.emit(DiagnosticKind::UnknownName, s.name_range, {s.name});
+        return;
+      }
+      if (ent->kind != EntityKind::Var || !out_.vars[static_cast<std::size_t>(ent->index)].mutable_) {
+        diags_.emit(DiagnosticKind::AssignToImmutable, s.name_range, {s.name});
+        return;
+      }
+      const Type target = out_.vars[static_cast<std::size_t>(ent->index)].type;
+      if (s.assign_op != TokenKind::Eq) {
+        auto cur = make(ValueKind::VarRef, target, s.name_range);
+        cur->var = ent->index;
+        if (v->type.elem != target.elem) v = coerce(v, target.elem, s.value->range);
+        auto bin = make(ValueKind::Binary, target, s.range);
+        bin->binop = s.assign_op == TokenKind::PlusEq    ? BinOp::add
+                     : s.assign_op == TokenKind::MinusEq ? BinOp::sub
+                     : s.assign_op == TokenKind::StarEq  ? BinOp::mul
+                                                         : BinOp::div;
+        bin->operands = {cur, v};
+        v = bin;
+      } else if (v->type.elem != target.elem) {
+        v = coerce(v, target.elem, s.value->range);
+      }
+      if (v->type.kind != target.kind || (target.is_tile() && v->type.is_tile() && v->type.size != target.size)) {
+        if (target.is_tile() && v->type.is_tile()) {
+          diags_.emit(DiagnosticKind::TileShapeMismatch, s.range, {std::to_string(target.size), std::to_string(v->type.size)});
+        } else if (!(target.is_tile() && v->type.is_scalar())) {
+          diags_.emit(DiagnosticKind::TypeMismatch, s.range, {type_name(target), type_name(v->type), ""});
+        }
+        if (!(target.is_tile() && v->type.is_scalar())) return;
+      }
+      auto st = new_stmt(tir::StmtKind::Assign, s.range);
+      st->var = ent->index;
+      st->value = v;
+      out.push_back(std::move(st));
+      return;
+    }
+    case StmtKind::Expr: {
+      if (s.value->kind == ast::ExprKind::Call) {
+        call(*s.value, true, &out);
+      } else {
+        expr(*s.value);  // diagnostics only; a bare expression does nothing
+      }
+      return;
+    }
+    case StmtKind::If: {
+      ValuePtr c = expr(*s.cond);
+      if (!c->type.is_scalar() || c->type.elem != ScalarType::boolean) {
+        diags_.emit(DiagnosticKind::ConditionNotBool, s.cond->range, {type_name(c->type)});
+      }
+      auto st = new_stmt(tir::StmtKind::If, s.range);
+      st->value = c;
+      push();
+      block(s.body, st->body, false);
+      pop();
+      push();
+      block(s.else_body, st->else_body, false);
+      pop();
+      out.push_back(std::move(st));
+      return;
+    }
+    case StmtKind::Role: {
+      diags_.emit(DiagnosticKind::RoleOutsideKernelBody, s.range);
+      return;
+    }
+    case StmtKind::For: break;
+  }
+
+  // ---- for loops -------------------------------------------------------------------------
+  const ast::Expr& it = *s.iter;
+  const std::size_t nvars = s.loop_vars.size() + (s.index_var ? 1 : 0);
+  auto want_vars = [&](const char* what, std::size_t n) {
+    if (nvars == n) return true;
+    diags_.emit(DiagnosticKind::LoopVariableCount, s.range, {what, std::to_string(n), std::to_string(nvars)});
+    return false;
+  };
+  StmtPtr st;
+  Type var_type = Type::scalar(ScalarType::int_);
+  if (it.kind == ast::ExprKind::Call && it.name == "blocks") {
+    if (!want_vars("blocks(N, B)", 1)) return;
+    if (it.args.size() != 2 || !it.named.empty()) {
+      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"blocks", "2", std::to_string(it.args.size())});
+      return;
+    }
+    ValuePtr bound = expr(*it.args[0]);
+    if (!bound->type.is_scalar() || !is_integer(bound->type.elem)) {
+      diags_.emit(DiagnosticKind::TypeMismatch, it.args[0]->range, {type_name(bound->type), "int", " (blocks needs an integer extent)"});
+      return;
+    }
+    const int before = diags_.error_count();
+    ValuePtr size = expr(*it.args[1]);
+    if (diags_.error_count() != before) return;
+    if (size->kind != ValueKind::Const) {
+      diags_.emit(DiagnosticKind::TileSizeNotConstant, it.args[1]->range, {"'" + std::string(diags_.source()->slice(it.args[1]->range)) + "'"});
+      return;
+    }
+    const std::int64_t b = size->int_value;
+    if (!power_of_two(b) || b < 32 || b > 16384) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, it.args[1]->range,
+                  {std::to_string(b), "1-D tiles must be a power of two from 32 to 16384 elements"});
+      return;
+    }
+    st = new_stmt(tir::StmtKind::ForBlocks, s.range);
+    st->hi = coerce(bound, ScalarType::int_, it.args[0]->range);
+    st->step = b;
+    st->persistent = s.persistent;
+    var_type = Type::range(b);
+  } else if (it.kind == ast::ExprKind::Name && (it.name == "ranks" || it.name == "peers") && !lookup(it.name)) {
+    if (!want_vars(it.name.c_str(), 1)) return;
+    st = new_stmt(tir::StmtKind::ForRanks, s.range);
+    st->peers_only = it.name == "peers";
+  } else if (it.kind == ast::ExprKind::Call && it.name == "range") {
+    if (!want_vars("range(...)", 1)) return;
+    if ((it.args.size() != 1 && it.args.size() != 2) || !it.named.empty()) {
+      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"range", "1 or 2", std::to_string(it.args.size())});
+      return;
+    }
+    st = new_stmt(tir::StmtKind::ForRange, s.range);
+    ValuePtr lo = it.args.size() == 2 ? expr(*it.args[0]) : int_const(0, it.range);
+    ValuePtr hi = expr(*it.args.back());
+    for (ValuePtr* v : {&lo, &hi}) {
+      if (!(*v)->type.is_scalar() || !is_integer((*v)->type.elem)) {
+        diags_.emit(DiagnosticKind::TypeMismatch, it.range, {type_name((*v)->type), "int", " (range bounds are integers)"});
+        return;
+      }
+      *v = coerce(*v, ScalarType::int_, it.range);
+    }
+    st->lo = lo;
+    st->hi = hi;
+  } else {
+    ValuePtr v = expr(it);
+    if (diags_.error_count() == 0 || v->type.kind != TypeKind::Void) {
+      diags_.emit(DiagnosticKind::NotIterable, it.range,
+                  {it.kind == ast::ExprKind::Call ? it.name + "(...)" : type_name(v->type)});
+    }
+    return;
+  }
+  push();
+  const ast::LoopVar& lv = s.loop_vars.empty() ? *s.index_var : s.loop_vars[0];
+  st->var = new_var(lv.name, var_type, false);
+  declare(lv.name, Entity{EntityKind::Var, st->var, 0, Builtin::rank, lv.range});
+  ++loop_depth_;
+  block(s.body, st->body, false);
+  --loop_depth_;
+  pop();
+  out.push_back(std::move(st));
+  (void)top_level;
+}
+
+}  // namespace irisc::sema

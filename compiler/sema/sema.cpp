@@ -1,0 +1,276 @@
+// Check entry: kernels, compile-time parameters, tensor parameters and their size
+// symbols, roles and the grid policy (see sema.hpp).
+#include "compiler/sema/sema.hpp"
+
+#include <set>
+
+#include "compiler/sema/sema_state.hpp"
+
+namespace irisc {
+namespace sema {
+
+using namespace tir;
+
+namespace {
+
+// Evaluates an expression over sms, world and compile-time constants (role program
+// counts, grid sizes), also spelling it as C++ for the launcher's metadata.
+struct LaunchEval {
+  const KernelChecker& kc;
+  std::int64_t sms, world;
+  std::string bad_name;
+
+  std::optional<std::int64_t> eval(const ast::Expr& e, std::string* text) {
+    switch (e.kind) {
+      case ast::ExprKind::IntLit:
+        *text = std::to_string(e.int_value);
+        return static_cast<std::int64_t>(e.int_value);
+      case ast::ExprKind::Name: {
+        if (e.name == "sms" || e.name == "world") {
+          *text = e.name;
+          return e.name == "sms" ? sms : world;
+        }
+        const Entity* ent = kc.lookup(e.name);
+        if (ent && ent->kind == EntityKind::Const) {
+          *text = std::to_string(ent->value);
+          return ent->value;
+        }
+        bad_name = e.name;
+        return std::nullopt;
+      }
+      case ast::ExprKind::Binary: {
+        std::string ta, tb;
+        auto a = eval(*e.args[0], &ta);
+        auto b = eval(*e.args[1], &tb);
+        if (!a || !b) return std::nullopt;
+        const std::string op = token_kind_spelling(e.op).substr(1, token_kind_spelling(e.op).size() - 2);
+        *text = "(" + ta + " " + op + " " + tb + ")";
+        switch (e.op) {
+          case TokenKind::Plus: return *a + *b;
+          case TokenKind::Minus: return *a - *b;
+          case TokenKind::Star: return *a * *b;
+          case TokenKind::Slash: return *b ? std::optional(*a / *b) : std::nullopt;
+          case TokenKind::Percent: return *b ? std::optional(*a % *b) : std::nullopt;
+          default: bad_name = "'" + op + "'"; return std::nullopt;
+        }
+      }
+      case ast::ExprKind::Call:
+        if ((e.name == "min" || e.name == "max") && e.args.size() == 2) {
+          std::string ta, tb;
+          auto a = eval(*e.args[0], &ta);
+          auto b = eval(*e.args[1], &tb);
+          if (!a || !b) return std::nullopt;
+          *text = std::string(e.name == "min" ? "iris_min" : "iris_max") + "(" + ta + ", " + tb + ")";
+          return e.name == "min" ? std::min(*a, *b) : std::max(*a, *b);
+        }
+        bad_name = e.name + "(...)";
+        return std::nullopt;
+      default: bad_name = "this expression"; return std::nullopt;
+    }
+  }
+};
+
+bool has_blocks_loop(const std::vector<StmtPtr>& body) {
+  for (const StmtPtr& s : body) {
+    if (s->kind == tir::StmtKind::ForBlocks) return true;
+    if (has_blocks_loop(s->body) || has_blocks_loop(s->else_body)) return true;
+  }
+  return false;
+}
+
+// Spells a dimension value (Const / SizeRef / world / arithmetic) as C++.
+std::optional<std::string> dim_text(const Value& v) {
+  switch (v.kind) {
+    case ValueKind::Const: return std::to_string(v.int_value);
+    case ValueKind::SizeRef: return v.name;
+    case ValueKind::BuiltinRef:
+      if (v.builtin == Builtin::world) return std::string("world");
+      return std::nullopt;
+    case ValueKind::Cast: return dim_text(*v.operands[0]);
+    case ValueKind::Binary: {
+      auto a = dim_text(*v.operands[0]), b = dim_text(*v.operands[1]);
+      if (!a || !b) return std::nullopt;
+      const char* op = v.binop == BinOp::add ? "+" : v.binop == BinOp::sub ? "-" : v.binop == BinOp::mul ? "*"
+                       : v.binop == BinOp::div ? "/" : v.binop == BinOp::rem ? "%" : nullptr;
+      if (!op) return std::nullopt;
+      return "(" + *a + " " + op + " " + *b + ")";
+    }
+    default: return std::nullopt;
+  }
+}
+
+void collect_names(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
+  if (e.kind == ast::ExprKind::Name) out.push_back(&e);
+  for (const auto& a : e.args) collect_names(*a, out);
+}
+
+}  // namespace
+
+void KernelChecker::run() {
+  out_.name = k_.name;
+  out_.range = k_.range;
+  push();
+  for (auto [n, b] : {std::pair{"rank", Builtin::rank}, {"world", Builtin::world}, {"sms", Builtin::sms},
+                      {"program", Builtin::program}, {"programs", Builtin::programs}}) {
+    scopes_.back().emplace(n, Entity{EntityKind::Builtin, -1, 0, b, {}});
+  }
+  push();
+  // Compile-time parameters: -D overrides, else the default.
+  for (const ast::ConstParam& c : k_.consts) {
+    if (!is_integer(c.type.type)) {
+      diags_.emit(DiagnosticKind::TypeMismatch, c.type.range, {ast::scalar_type_name(c.type.type), "int", " (compile-time parameters are integers)"});
+      continue;
+    }
+    std::int64_t value = 0;
+    if (auto d = opts_.defines.find(c.name); d != opts_.defines.end()) {
+      value = d->second;
+      if (c.default_value) const_int(*c.default_value, "the default of '" + c.name + "'");
+    } else if (!c.default_value) {
+      diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=...; it"});
+      continue;
+    } else if (auto v = const_int(*c.default_value, "the default of '" + c.name + "'")) {
+      value = *v;
+    } else {
+      continue;
+    }
+    if (declare(c.name, Entity{EntityKind::Const, -1, value, Builtin::rank, c.range})) {
+      out_.constants.emplace_back(c.name, value);
+    }
+  }
+  // Parameters. Bare names in tensor extents introduce size symbols first, so that
+  // `dst: tensor<f32>[N * world]` may use an N bound by another tensor.
+  for (const ast::Param& p : k_.params) {
+    if (!p.is_tensor) continue;
+    for (const ast::ExprPtr& d : p.dims) {
+      if (d->kind == ast::ExprKind::Name && !lookup(d->name)) {
+        declare(d->name, Entity{EntityKind::Size, -1, 0, Builtin::rank, d->range});
+        out_.size_symbols.push_back(d->name);
+      }
+    }
+  }
+  for (const ast::Param& p : k_.params) {
+    Param tp;
+    tp.name = p.name;
+    tp.range = p.range;
+    tp.is_tensor = p.is_tensor;
+    tp.symmetric = p.symmetric;
+    tp.elem = p.type.type;
+    if (p.is_tensor) {
+      for (const ast::ExprPtr& d : p.dims) {
+        std::vector<const ast::Expr*> names;
+        collect_names(*d, names);
+        bool unbound = false;
+        for (const ast::Expr* n : names) {
+          if (!lookup(n->name)) {
+            diags_.emit(DiagnosticKind::UnboundSize, n->range, {n->name});
+            unbound = true;
+          }
+        }
+        if (unbound) {
+          tp.dim_exprs.push_back("0");
+          continue;
+        }
+        ValuePtr v = expr(*d);
+        auto text = v->type.is_scalar() && is_integer(v->type.elem) ? dim_text(*v) : std::nullopt;
+        if (!text) {
+          diags_.emit(DiagnosticKind::NotConstant, d->range, {"a tensor extent (built from sizes, compile-time parameters and world)"});
+          tp.dim_exprs.push_back("0");
+        } else {
+          tp.dim_exprs.push_back(*text);
+        }
+      }
+    } else if (p.type.type == ScalarType::int_) {
+      tp.elem = ScalarType::i64;
+    }
+    const int index = static_cast<int>(out_.params.size());
+    out_.params.push_back(std::move(tp));
+    declare(p.name, Entity{EntityKind::Param, index, 0, Builtin::rank, p.range});
+  }
+
+  // Body: either plain statements, or roles plus 'let's.
+  bool has_roles = false;
+  for (const ast::StmtPtr& s : k_.body) has_roles |= s->kind == ast::StmtKind::Role;
+  push();
+  std::set<std::string> role_names;
+  for (const ast::StmtPtr& s : k_.body) {
+    if (diags_.too_many_errors()) break;
+    if (!has_roles || s->kind != ast::StmtKind::Role) {
+      if (has_roles && s->kind != ast::StmtKind::Let) {
+        diags_.emit(DiagnosticKind::MixedRolesAndCode, s->range);
+        continue;
+      }
+      stmt(*s, out_.body, true);
+      continue;
+    }
+    if (!role_names.insert(s->name).second) {
+      diags_.emit(DiagnosticKind::DuplicateRole, s->name_range, {s->name});
+      continue;
+    }
+    // Program count: over sms, world and constants; must be >= 1 on every target GPU.
+    LaunchEval ev{*this, opts_.min_sms, 1, {}};
+    std::string text;
+    auto at_min = ev.eval(*s->value, &text);
+    Role role{s->name, text};
+    if (!at_min) {
+      diags_.emit(DiagnosticKind::NotConstant, s->value->range,
+                  {"the program count of role '" + s->name + "' (it may use sms, world and compile-time parameters, not '" + ev.bad_name + "')"});
+    } else {
+      bool constant = text.find("sms") == std::string::npos && text.find("world") == std::string::npos;
+      if (constant && *at_min < 1) {
+        diags_.emit(DiagnosticKind::RoleProgramsNotPositive, s->value->range, {s->name, std::to_string(*at_min)});
+      } else if (!constant) {
+        for (std::int64_t sm = opts_.min_sms; sm <= opts_.max_sms; ++sm) {
+          bool reported = false;
+          for (std::int64_t w = 1; w <= opts_.max_world && !reported; ++w) {
+            LaunchEval e2{*this, sm, w, {}};
+            std::string t2;
+            auto v = e2.eval(*s->value, &t2);
+            if (!v || *v < 1) {
+              diags_.emit(DiagnosticKind::RoleProgramsMayBeZero, s->value->range,
+                          {s->name, std::string(diags_.source()->slice(s->value->range)), std::to_string(sm)});
+              reported = true;
+            }
+          }
+          if (reported) break;
+        }
+      }
+    }
+    auto st = std::make_unique<Stmt>();
+    st->kind = tir::StmtKind::Role;
+    st->range = s->range;
+    st->name = s->name;
+    st->programs_const = at_min.value_or(1);
+    push();
+    in_role_ = true;
+    block(s->body, st->body, false);
+    in_role_ = false;
+    pop();
+    if (st->body.empty()) diags_.emit(DiagnosticKind::UnusedRole, s->name_range, {s->name});
+    out_.roles.push_back(role);
+    out_.body.push_back(std::move(st));
+  }
+  pop();
+  if (out_.roles.empty()) out_.grid_expr = has_blocks_loop(out_.body) ? "sms * 4" : "1";
+  pop();
+  pop();
+}
+
+}  // namespace sema
+
+tir::Module check(const ast::Module& module, const SemaOptions& options, Diagnostics& diags) {
+  tir::Module out;
+  std::map<std::string, SourceRange> seen;
+  for (const ast::Kernel& k : module.kernels) {
+    if (auto prev = seen.find(k.name); prev != seen.end()) {
+      Diagnostic& d = diags.emit(DiagnosticKind::DuplicateKernel, k.name_range, {k.name});
+      diags.note(d, prev->second, "first defined here");
+      continue;
+    }
+    seen.emplace(k.name, k.name_range);
+    out.kernels.emplace_back();
+    sema::KernelChecker(k, options, diags, out.kernels.back()).run();
+  }
+  return out;
+}
+
+}  // namespace irisc

@@ -1,0 +1,27 @@
+// Check (sema): ast::Module -> tir::Module. Resolves names, binds compile-time
+// parameters (defaults, overridden by -D), infers types and tile shapes, checks the
+// RMA and memory-model rules, folds constants. Every rule violation is a diagnostic;
+// the returned module is only meaningful when no error was emitted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "compiler/ast/ast.hpp"
+#include "compiler/diagnostics/diagnostics.hpp"
+#include "compiler/tir/tir.hpp"
+
+namespace irisc {
+
+struct SemaOptions {
+  // -DNAME=VALUE: compile-time parameter overrides (any kernel that declares NAME).
+  std::map<std::string, std::int64_t> defines;
+  // Range of multiprocessor counts of the target family, for "may get zero programs".
+  int min_sms = 78, max_sms = 160;
+  int max_world = 8;
+};
+
+tir::Module check(const ast::Module& module, const SemaOptions& options, Diagnostics& diags);
+
+}  // namespace irisc

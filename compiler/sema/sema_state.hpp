@@ -1,0 +1,86 @@
+// Shared state of one kernel's check: scopes, the kernel being built, helpers used by
+// both expression and statement checking. Internal to sema/.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/sema/sema.hpp"
+
+namespace irisc::sema {
+
+enum class EntityKind { Const, Param, Size, Var, Builtin };
+
+struct Entity {
+  EntityKind kind;
+  int index = -1;  // Param: param index; Var: var index
+  std::int64_t value = 0;  // Const
+  tir::Builtin builtin = tir::Builtin::rank;
+  SourceRange range;
+};
+
+class KernelChecker {
+ public:
+  KernelChecker(const ast::Kernel& k, const SemaOptions& opts, Diagnostics& diags, tir::Kernel& out)
+      : k_(k), opts_(opts), diags_(diags), out_(out) {}
+
+  void run();
+
+  // ---- expressions (check_expr.cpp) -------------------------------------------------
+  tir::ValuePtr expr(const ast::Expr& e);
+  // A compile-time integer, or nullopt after a diagnostic naming `what`.
+  std::optional<std::int64_t> const_int(const ast::Expr& e, const std::string& what);
+  // A tensor view x[...]; nullopt after a diagnostic. `what` names the operation.
+  std::optional<tir::View> view(const ast::Expr& e, const std::string& what);
+  // `to:`/`from:` rank of an RMA op on view's tensor; null when absent.
+  tir::ValuePtr rank_arg(const ast::Expr& call, const char* which, const tir::View& v);
+  tir::Order order_arg(const ast::Expr& call, tir::Order dflt);
+  tir::Scope scope_arg(const ast::Expr& call, tir::Scope dflt);
+  // Named-argument validation: every name must be in `allowed`, none twice.
+  bool check_named(const ast::Expr& call, std::initializer_list<const char*> allowed);
+  const ast::Expr* named(const ast::Expr& call, const char* name) const;
+  // Converts v to `to` element type if v is a literal constant (or int_), else reports.
+  tir::ValuePtr coerce(tir::ValuePtr v, tir::ScalarType to, SourceRange where);
+  tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
+
+  // ---- statements (check_stmt.cpp) ----------------------------------------------------
+  void block(const std::vector<ast::StmtPtr>& body, std::vector<tir::StmtPtr>& out, bool top_level);
+  void stmt(const ast::Stmt& s, std::vector<tir::StmtPtr>& out, bool top_level);
+
+  // ---- scopes ----------------------------------------------------------------------------
+  void push() { scopes_.emplace_back(); }
+  void pop() { scopes_.pop_back(); }
+  const Entity* lookup(const std::string& name) const;
+  bool declare(const std::string& name, Entity e);
+  int new_var(const std::string& name, tir::Type type, bool mutable_);
+
+  tir::ValuePtr make(tir::ValueKind k, tir::Type t, SourceRange r) {
+    auto v = std::make_shared<tir::Value>();
+    v->kind = k;
+    v->type = t;
+    v->range = r;
+    return v;
+  }
+  tir::ValuePtr int_const(std::int64_t v, SourceRange r) {
+    auto c = make(tir::ValueKind::Const, tir::Type::scalar(tir::ScalarType::int_), r);
+    c->int_value = v;
+    return c;
+  }
+  tir::ValuePtr error_value(SourceRange r) { return int_const(0, r); }
+
+  const ast::Kernel& k_;
+  const SemaOptions& opts_;
+  Diagnostics& diags_;
+  tir::Kernel& out_;
+  std::vector<std::map<std::string, Entity>> scopes_;
+  int loop_depth_ = 0;
+  bool in_role_ = false;
+  // Expressions of programs/grid evaluable at launch (over sms, world, constants).
+  std::string launch_expr(const ast::Expr& e, bool* ok);
+};
+
+std::string type_name(const tir::Type& t);
+
+}  // namespace irisc::sema

@@ -1,0 +1,203 @@
+// TIR, the tile IR: a typed, name-resolved tree that sema builds and codegen prints.
+// A kernel runs as a grid of programs (thread blocks); values are scalars (uniform in
+// a program) or 1-D tiles (B elements spread over the program's threads). Tensors are
+// kernel parameters, local or symmetric. Every RMA op names its peer rank explicitly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ast/ast.hpp"
+#include "compiler/source/source_buffer.hpp"
+
+namespace irisc::tir {
+
+using ast::ScalarType;
+
+enum class TypeKind : std::uint8_t {
+  Void,
+  Scalar,  // one value per program
+  Tile,    // `size` values per program
+  Range,   // a block of indices: start, extent (<= size) -- from blocks(N, B)
+  Rank,    // a rank number (scalar int) -- from ranks/peers
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Void;
+  ScalarType elem = ScalarType::int_;
+  std::int64_t size = 0;  // Tile and Range
+  static Type scalar(ScalarType t) { return {TypeKind::Scalar, t, 0}; }
+  static Type tile(ScalarType t, std::int64_t n) { return {TypeKind::Tile, t, n}; }
+  static Type range(std::int64_t n) { return {TypeKind::Range, ScalarType::int_, n}; }
+  bool is_scalar() const { return kind == TypeKind::Scalar; }
+  bool is_tile() const { return kind == TypeKind::Tile; }
+  bool operator==(const Type&) const = default;
+};
+std::string to_string(const Type& t);
+bool is_float(ScalarType t);
+bool is_integer(ScalarType t);  // includes int_
+bool is_signed(ScalarType t);
+int byte_size(ScalarType t);
+
+enum class Order : std::uint8_t { relaxed, acquire, release, acq_rel };
+enum class Scope : std::uint8_t { block, device, system };
+enum class Cmp : std::uint8_t { eq, ne, gt, ge, lt, le };
+enum class AtomicOp : std::uint8_t { add, sub, and_, or_, xor_, min, max, xchg, cas };
+enum class SignalOp : std::uint8_t { set, add };
+enum class ReduceOp : std::uint8_t { sum, max, min };
+const char* name(Order o);
+const char* name(Scope s);
+const char* name(Cmp c);
+const char* name(AtomicOp o);
+const char* name(ReduceOp o);
+
+enum class Builtin : std::uint8_t { rank, world, sms, program, programs };
+const char* name(Builtin b);
+
+enum class BinOp : std::uint8_t { add, sub, mul, div, rem, eq, ne, lt, le, gt, ge, land, lor, band, bor, bxor, min, max };
+enum class UnOp : std::uint8_t { neg, lnot, abs, sqrt, exp, log };
+const char* name(BinOp o);
+const char* name(UnOp o);
+
+// ---- tensors and views ---------------------------------------------------------------
+struct Param {
+  std::string name;
+  SourceRange range;
+  bool is_tensor = false;
+  bool symmetric = false;
+  ScalarType elem = ScalarType::f32;
+  // Tensor extents as symbols or constants; symbols become hidden i64 kernel arguments
+  // bound from the tensors' shapes at launch.
+  std::vector<std::string> dim_exprs;  // printable, C++-ready expressions
+};
+
+struct Value;
+using ValuePtr = std::shared_ptr<Value>;
+
+// A view of a tensor: element `offset` (i64 scalar) and, for tiles, `size` elements of
+// which the first `extent` are valid (the rest are masked).
+struct View {
+  int param = -1;          // index into Kernel::params
+  ValuePtr offset;         // scalar int
+  std::int64_t size = 0;   // 0: a single element
+  ValuePtr extent;         // scalar int, valid elements (tiles only)
+};
+
+// ---- values (expressions) ------------------------------------------------------------
+enum class ValueKind : std::uint8_t {
+  Const,       // int_value / float_value / bool
+  ParamRef,    // scalar kernel parameter `param`
+  SizeRef,     // a tensor extent symbol, `name`
+  VarRef,      // let variable `var`
+  BuiltinRef,  // builtin
+  RangeStart,  // operands[0]: a Range variable
+  RangeExtent, // operands[0]: a Range variable
+  Unary,       // unop(operands[0]); elementwise on tiles
+  Binary,      // binop(operands[0], operands[1]); scalars broadcast over tiles
+  Cast,        // operands[0] as type.elem
+  Load,        // view, from (null: local)
+  Fill,        // operands[0] (scalar) repeated over a tile of type.size
+  Iota,        // global element indices of range operands[0] (tile of i64)
+  Reduce,      // reduce_op over tile operands[0] -> scalar
+  Atomic,      // atomic_op on view with operands (value[, desired]); returns old values
+};
+
+struct Value {
+  ValueKind kind;
+  Type type;
+  SourceRange range;
+  std::int64_t int_value = 0;
+  double float_value = 0;
+  int param = -1;
+  int var = -1;
+  std::string name;
+  Builtin builtin = Builtin::rank;
+  UnOp unop = UnOp::neg;
+  BinOp binop = BinOp::add;
+  ReduceOp reduce_op = ReduceOp::sum;
+  AtomicOp atomic_op = AtomicOp::add;
+  Order order = Order::relaxed;
+  Scope scope = Scope::system;
+  View view;
+  ValuePtr rank;  // Load from / Atomic to; null = this rank
+  std::vector<ValuePtr> operands;
+};
+
+// ---- statements -------------------------------------------------------------------------
+enum class StmtKind : std::uint8_t {
+  Let,        // var = value (declares)
+  Assign,     // var = value
+  Store,      // view <- value, to rank (null: local)
+  Signal,     // view (one element) <- value with signal_op, to rank
+  Wait,       // spin until view (local element) cmp value
+  Eval,       // evaluate value for its effect (an atomic whose result is unused)
+  ForBlocks,  // var: Range over [0, bound) in steps of size, spread over the programs
+  ForRanks,   // var over ranks (peers_only: all but this rank, starting at rank + 1)
+  ForRange,   // var over [lo, hi)
+  If,
+  Role,       // body runs on `programs` programs of their own
+};
+
+struct Stmt;
+using StmtPtr = std::unique_ptr<Stmt>;
+
+struct Stmt {
+  StmtKind kind;
+  SourceRange range;
+  int var = -1;
+  ValuePtr value;   // Let/Assign/Store/Signal/Wait operand, Eval, If condition, Role programs
+  View view;
+  ValuePtr rank;
+  SignalOp signal_op = SignalOp::set;
+  Cmp cmp = Cmp::eq;
+  Order order = Order::relaxed;
+  Scope scope = Scope::system;
+  ValuePtr lo, hi;      // ForRange; ForBlocks: hi = bound
+  std::int64_t step = 1;  // ForBlocks block size
+  bool peers_only = false;
+  bool persistent = false;
+  std::string name;     // Role
+  std::int64_t programs_const = 0;  // Role, when constant
+  std::vector<StmtPtr> body, else_body;
+};
+
+struct Var {
+  std::string name;
+  Type type;
+  bool mutable_ = true;
+};
+
+struct Role {
+  std::string name;
+  std::string programs_expr;  // C++/metadata expression over sms, world and constants
+};
+
+struct Kernel {
+  std::string name;
+  SourceRange range;
+  std::vector<Param> params;
+  std::vector<std::string> size_symbols;  // hidden i64 arguments, in order
+  std::vector<std::pair<std::string, std::int64_t>> constants;  // compile-time parameters as bound
+  std::vector<Var> vars;
+  std::vector<StmtPtr> body;
+  std::vector<Role> roles;       // empty: one implicit role over the whole grid
+  std::string grid_expr;         // programs when there are no roles (over sms, sizes)
+  int block_threads = 256;       // threads per program
+  std::int64_t shared_bytes = 0; // static shared memory the body needs
+};
+
+struct Module {
+  std::vector<Kernel> kernels;
+};
+
+// A readable listing (for --emit=tir, --dump-ir-after and golden tests).
+std::string print(const Module& module);
+
+// Structural checks run between passes (a failure is a compiler bug, not a user error).
+// Returns an empty string when the module is well formed.
+std::string verify(const Module& module);
+
+}  // namespace irisc::tir

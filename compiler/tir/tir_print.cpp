@@ -1,0 +1,190 @@
+// TIR printer and verifier (see tir.hpp).
+#include <cstdio>
+
+#include "compiler/tir/tir.hpp"
+
+namespace irisc::tir {
+namespace {
+
+class Printer {
+ public:
+  explicit Printer(const Kernel& k) : k_(k) {}
+  std::string out;
+
+  std::string var(int v) const { return "%" + k_.vars[static_cast<std::size_t>(v)].name; }
+
+  std::string view(const View& v) const {
+    std::string s = k_.params[static_cast<std::size_t>(v.param)].name + "[" + value(*v.offset);
+    if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(*v.extent);
+    return s + "]";
+  }
+
+  std::string value(const Value& v) const {
+    switch (v.kind) {
+      case ValueKind::Const: {
+        if (is_float(v.type.elem)) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%g", v.float_value);
+          return std::string(buf) + ":" + ast::scalar_type_name(v.type.elem);
+        }
+        return std::to_string(v.int_value) + ":" + ast::scalar_type_name(v.type.elem);
+      }
+      case ValueKind::ParamRef: return "$" + k_.params[static_cast<std::size_t>(v.param)].name;
+      case ValueKind::SizeRef: return "#" + v.name;
+      case ValueKind::VarRef: return var(v.var);
+      case ValueKind::BuiltinRef: return name(v.builtin);
+      case ValueKind::RangeStart: return "start(" + value(*v.operands[0]) + ")";
+      case ValueKind::RangeExtent: return "extent(" + value(*v.operands[0]) + ")";
+      case ValueKind::Unary: return std::string(name(v.unop)) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::Binary:
+        return std::string(name(v.binop)) + "(" + value(*v.operands[0]) + ", " + value(*v.operands[1]) + ")";
+      case ValueKind::Cast: return "cast<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
+      case ValueKind::Load:
+        return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(*v.rank) : "") + ")";
+      case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
+      case ValueKind::Iota: return "index(" + value(*v.operands[0]) + ")";
+      case ValueKind::Reduce: return std::string(name(v.reduce_op)) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::Atomic: {
+        std::string s = std::string("atomic_") + name(v.atomic_op) + "<" + name(v.order) + ", " + name(v.scope) +
+                        ">(" + view(v.view);
+        for (const ValuePtr& o : v.operands) s += ", " + value(*o);
+        if (v.rank) s += ", to " + value(*v.rank);
+        return s + ")";
+      }
+    }
+    return "?";
+  }
+
+  void line(int d, const std::string& s) { out += std::string(static_cast<std::size_t>(d) * 2, ' ') + s + "\n"; }
+
+  void stmts(const std::vector<StmtPtr>& body, int d) {
+    for (const StmtPtr& s : body) stmt(*s, d);
+  }
+
+  void stmt(const Stmt& s, int d) {
+    switch (s.kind) {
+      case StmtKind::Let:
+        line(d, "let " + var(s.var) + ": " + to_string(k_.vars[static_cast<std::size_t>(s.var)].type) + " = " +
+                    value(*s.value));
+        break;
+      case StmtKind::Assign: line(d, var(s.var) + " = " + value(*s.value)); break;
+      case StmtKind::Store:
+        line(d, "store " + view(s.view) + " <- " + value(*s.value) + (s.rank ? ", to " + value(*s.rank) : ""));
+        break;
+      case StmtKind::Signal:
+        line(d, std::string("signal<") + name(s.order) + ", " + name(s.scope) + ">" +
+                    (s.signal_op == SignalOp::add ? " add " : " set ") + view(s.view) + " <- " + value(*s.value) +
+                    (s.rank ? ", to " + value(*s.rank) : ""));
+        break;
+      case StmtKind::Wait:
+        line(d, std::string("wait<") + name(s.order) + ", " + name(s.scope) + "> " + view(s.view) + " " + name(s.cmp) +
+                    " " + value(*s.value));
+        break;
+      case StmtKind::Eval: line(d, "eval " + value(*s.value)); break;
+      case StmtKind::ForBlocks:
+        line(d, "for " + var(s.var) + " in blocks(" + value(*s.hi) + ", " + std::to_string(s.step) + ")" +
+                    (s.persistent ? " persistent" : "") + " {");
+        stmts(s.body, d + 1);
+        line(d, "}");
+        break;
+      case StmtKind::ForRanks:
+        line(d, "for " + var(s.var) + " in " + (s.peers_only ? "peers" : "ranks") + " {");
+        stmts(s.body, d + 1);
+        line(d, "}");
+        break;
+      case StmtKind::ForRange:
+        line(d, "for " + var(s.var) + " in range(" + value(*s.lo) + ", " + value(*s.hi) + ") {");
+        stmts(s.body, d + 1);
+        line(d, "}");
+        break;
+      case StmtKind::If:
+        line(d, "if " + value(*s.value) + " {");
+        stmts(s.body, d + 1);
+        if (!s.else_body.empty()) {
+          line(d, "} else {");
+          stmts(s.else_body, d + 1);
+        }
+        line(d, "}");
+        break;
+      case StmtKind::Role:
+        line(d, "role " + s.name + " {");
+        stmts(s.body, d + 1);
+        line(d, "}");
+        break;
+    }
+  }
+
+ private:
+  const Kernel& k_;
+};
+
+void verify_value(const Kernel& k, const Value& v, std::string& err) {
+  if (!err.empty()) return;
+  if ((v.kind == ValueKind::Load || v.kind == ValueKind::Atomic) &&
+      (v.view.param < 0 || v.view.param >= static_cast<int>(k.params.size()) || !v.view.offset)) {
+    err = "view without a tensor or offset";
+  }
+  if (v.kind == ValueKind::VarRef && (v.var < 0 || v.var >= static_cast<int>(k.vars.size()))) err = "bad var";
+  if ((v.kind == ValueKind::Binary && v.operands.size() != 2) ||
+      ((v.kind == ValueKind::Unary || v.kind == ValueKind::Cast || v.kind == ValueKind::Fill) && v.operands.size() != 1)) {
+    err = "wrong operand count";
+  }
+  for (const ValuePtr& o : v.operands) {
+    if (!o) err = "null operand";
+    else verify_value(k, *o, err);
+  }
+}
+
+void verify_stmts(const Kernel& k, const std::vector<StmtPtr>& body, std::string& err) {
+  for (const StmtPtr& s : body) {
+    if (s->value) verify_value(k, *s->value, err);
+    if ((s->kind == StmtKind::Let || s->kind == StmtKind::Assign) &&
+        (s->var < 0 || s->var >= static_cast<int>(k.vars.size()))) {
+      err = "statement on a bad var";
+    }
+    verify_stmts(k, s->body, err);
+    verify_stmts(k, s->else_body, err);
+  }
+}
+
+}  // namespace
+
+std::string print(const Module& module) {
+  std::string out;
+  for (const Kernel& k : module.kernels) {
+    Printer p(k);
+    std::string head = "kernel " + k.name + "(";
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+      const Param& prm = k.params[i];
+      head += (i ? ", " : "") + prm.name + ": ";
+      if (prm.is_tensor) {
+        head += std::string(prm.symmetric ? "symmetric " : "") + "tensor<" + ast::scalar_type_name(prm.elem) + ">[";
+        for (std::size_t d = 0; d < prm.dim_exprs.size(); ++d) head += (d ? ", " : "") + prm.dim_exprs[d];
+        head += "]";
+      } else {
+        head += ast::scalar_type_name(prm.elem);
+      }
+    }
+    head += ")";
+    if (!k.constants.empty()) {
+      head += " with";
+      for (const auto& [n, v] : k.constants) head += " " + n + "=" + std::to_string(v);
+    }
+    p.out += head + " grid " + (k.roles.empty() ? k.grid_expr : std::string("roles")) + " {\n";
+    p.stmts(k.body, 1);
+    p.out += "}\n";
+    out += p.out;
+  }
+  return out;
+}
+
+std::string verify(const Module& module) {
+  std::string err;
+  for (const Kernel& k : module.kernels) {
+    verify_stmts(k, k.body, err);
+    if (!err.empty()) return "kernel " + k.name + ": " + err;
+  }
+  return err;
+}
+
+}  // namespace irisc::tir

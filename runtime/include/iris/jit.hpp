@@ -1,0 +1,45 @@
+// JIT: compile .iris source at run time into a Program, with an on-disk cache keyed by
+// the source, the options and the compiler build (a hit does not run the compiler).
+// Safe when several ranks (threads or processes) compile the same source at once:
+// threads of one process compile it once; processes share cache entries, which are
+// written atomically.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "iris/program.hpp"
+
+namespace iris {
+
+struct JitOptions {
+  std::map<std::string, std::int64_t> defines;  // compile-time parameters (-DNAME=VALUE)
+  std::string target;                           // "" = from the GPU (sm_90a on Hopper, sm_80 on Ampere)
+  bool use_cache = true;
+  std::filesystem::path cache_dir;              // "" = JitCache::default_dir() ($IRIS_CACHE_DIR, ...)
+};
+
+struct JitResult {
+  std::vector<std::byte> code;  // cubin with embedded metadata
+  bool cache_hit = false;
+  double compile_ms = 0;        // 0 on a hit
+  std::string warnings;         // rendered diagnostics (warnings) if any
+};
+
+// Compiles without a GPU context (target must then be set, or defaults to sm_90a).
+// Throws iris::Error carrying the rendered diagnostics when the source has errors.
+JitResult jit_compile(std::string_view source, const std::string& name, const JitOptions& options = {});
+
+// Compiles (or fetches from the cache) and loads into ctx.
+Program jit_program(Context& ctx, std::string_view source, const std::string& name, const JitOptions& options = {});
+Program jit_program_file(Context& ctx, const std::filesystem::path& file, const JitOptions& options = {});
+
+// The target irisc should compile for on this rank's GPU.
+std::string jit_target_for(const Context& ctx);
+
+}  // namespace iris

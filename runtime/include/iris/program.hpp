@@ -1,0 +1,105 @@
+// Program: a module compiled by irisc, loaded into one rank's context together with
+// its launch contract (the metadata irisc embeds). Any irisc kernel launches through
+// it by name; arguments are checked against the contract, size symbols are bound from
+// the tensors' shapes, and the grid comes from the kernel's policy or roles.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "iris/context.hpp"
+#include "iris/tensor.hpp"
+
+namespace iris {
+
+// One launch argument: a tensor (with its dtype, shape, and whether it lives on the
+// symmetric heap) or a scalar.
+class Arg {
+ public:
+  template <class T>
+  Arg(const Tensor<T>& t)  // NOLINT: implicit, so launches read like calls
+      : tensor_(true), dtype_(dtype_of_v<T>), ptr_(t.data()), shape_(t.shape()), on_heap_(true) {}
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+  Arg(T v)  // NOLINT
+      : is_float_(std::is_floating_point_v<T>), f_(static_cast<double>(v)), i_(static_cast<std::int64_t>(v)) {}
+  // A device buffer that is not on the heap (local tensor parameters only).
+  static Arg device_buffer(void* ptr, DType dtype, Shape shape);
+
+  bool is_tensor() const { return tensor_; }
+  DType dtype() const { return dtype_; }
+  void* ptr() const { return ptr_; }
+  const Shape& shape() const { return shape_; }
+  bool on_heap() const { return on_heap_; }
+  bool is_float() const { return is_float_; }
+  double float_value() const { return f_; }
+  std::int64_t int_value() const { return i_; }
+
+ private:
+  Arg() = default;
+  bool tensor_ = false;
+  DType dtype_ = DType::f32;
+  void* ptr_ = nullptr;
+  Shape shape_;
+  bool on_heap_ = false;
+  bool is_float_ = false;
+  double f_ = 0;
+  std::int64_t i_ = 0;
+};
+
+struct ProgramParam {
+  std::string name;
+  bool tensor = false;
+  std::string dtype;  // "f32", ..., "i64" (scalars declared `int` are i64)
+  bool symmetric = false;
+  std::vector<std::string> dims;  // extent expressions over size symbols and world
+};
+
+struct ProgramRole {
+  std::string name;
+  std::string programs;  // expression over sms and world
+};
+
+struct ProgramKernel {
+  std::string name;
+  int threads = 256;
+  std::string grid;  // expression over sms, world and sizes; empty when roles are used
+  std::vector<ProgramRole> roles;
+  std::map<std::string, std::int64_t> constants;
+  std::vector<std::string> sizes;
+  std::vector<ProgramParam> params;
+};
+
+class Program {
+ public:
+  Program() = default;
+  // Loads an irisc code object (cubin or PTX with an `iris_metadata` string) into
+  // `ctx`. Throws iris::Error when the code or its metadata is not usable.
+  Program(Context& ctx, std::span<const std::byte> code, const std::string& name);
+
+  const std::vector<ProgramKernel>& kernels() const { return kernels_; }
+  const ProgramKernel& kernel(const std::string& name) const;
+  const Module& module() const { return module_; }
+
+  // Launches `name` with `args` in the kernel's parameter order on `stream` (default:
+  // the rank's). Throws iris::Error naming the kernel and parameter on a wrong count,
+  // kind, dtype, shape, or a local buffer where a symmetric tensor is required.
+  void launch(const std::string& name, std::initializer_list<Arg> args, Stream stream = nullptr) const;
+  // The grid (programs) a launch of `name` with these size bindings would use.
+  unsigned grid_size(const std::string& name, const std::map<std::string, std::int64_t>& sizes) const;
+
+ private:
+  Context* ctx_ = nullptr;
+  Module module_;
+  std::vector<ProgramKernel> kernels_;
+  std::vector<Kernel> functions_;
+};
+
+// Parses irisc metadata JSON (exposed for tests and tools).
+std::vector<ProgramKernel> parse_program_metadata(const std::string& json);
+
+}  // namespace iris

@@ -1,0 +1,174 @@
+// irisc: the .iris compiler's command line (clang-like).
+//   irisc file.iris [-o out] [--target=sm_90a] [--emit=cubin|ptx|cuda|tir|ast|tokens|header|metadata]
+//         [-DNAME=VALUE] [-I dir] [-O0..3] [-g] [-Werror] [--dump-ir-after=PASS] [--time-passes]
+// Exit codes: 0 success, 1 compile errors, 2 bad usage, 3 output not writable.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "compiler/driver/compile.hpp"
+#include "compiler/passes/pipeline.hpp"
+#include "emit_header.hpp"
+
+namespace {
+
+bool parse_define(const std::string& text, std::string* name, std::int64_t* value) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  *name = text.substr(0, eq);
+  const std::string v = text.substr(eq + 1);
+  if (v.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 0);
+  if (*end || errno) return false;
+  *value = x;
+  return true;
+}
+
+bool write_file(const std::string& path, const void* data, std::size_t size) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"irisc: compiles .iris tile kernels (compute + communication over a symmetric heap) to GPU code",
+               "irisc"};
+  app.set_version_flag("--version", std::string("irisc ") + irisc::irisc_version());
+  std::string input, output, target = "sm_90a", emit = "cubin", dump_after, color = "auto";
+  std::vector<std::string> defines, includes;
+  int opt = 3;
+  bool werror = false, time_passes = false, line_info = false, list_diags = false;
+  app.add_option("input", input, "the .iris source file");
+  app.add_option("-o", output, "output file (default: <input stem>.<ext>; '-' for stdout)");
+  app.add_option("--target", target, "GPU target: sm_90a (H100/H200), sm_90, sm_80 (A100)")
+      ->check(CLI::IsMember({"sm_90a", "sm_90", "sm_80"}));
+  app.add_option("--emit", emit, "what to produce")
+      ->check(CLI::IsMember({"tokens", "ast", "tir", "cuda", "ptx", "cubin", "header", "metadata"}));
+  app.add_option("-D", defines, "set a compile-time parameter: -DNAME=VALUE");
+  app.add_option("-I", includes, "extra include directory for the CUDA toolchain");
+  app.add_option("-O", opt, "optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
+  app.add_flag("-g", line_info, "keep source line information in PTX/cubin");
+  app.add_flag("--Werror,-W", werror, "treat warnings as errors");
+  app.add_option("--dump-ir-after", dump_after, "print the TIR after this pass (or 'all')");
+  app.add_flag("--time-passes", time_passes, "print the time each pass took");
+  app.add_option("--color", color, "colour diagnostics: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("--list-diagnostics", list_diags, "list every diagnostic id and exit");
+  app.footer(
+      "Exit codes: 0 success, 1 compile errors, 2 bad usage, 3 output not writable.\n"
+      "Environment: IRISC_NVRTC_PATH (libnvrtc to use), CUDA_HOME (CUDA headers).");
+  // -Werror is spelled the clang way; CLI11 needs it as a long option.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    args.push_back(a == "-Werror" ? "--Werror" : a);
+  }
+  std::reverse(args.begin(), args.end());
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  if (list_diags) {
+    for (irisc::DiagnosticKind k : irisc::all_diagnostic_kinds()) {
+      const auto& info = irisc::diagnostic_info(k);
+      std::printf("%-28s %s\n", info.id, info.format);
+    }
+    return 0;
+  }
+  if (input.empty()) {
+    std::fprintf(stderr, "irisc: error: no input file (see --help)\n");
+    return 2;
+  }
+  if (!dump_after.empty() && dump_after != "all") {
+    const auto& names = irisc::pass_names();
+    if (std::find(names.begin(), names.end(), dump_after) == names.end()) {
+      std::string all;
+      for (const auto& n : names) all += " " + n;
+      std::fprintf(stderr, "irisc: error: --dump-ir-after: no pass named '%s' (passes:%s, or all)\n",
+                   dump_after.c_str(), all.c_str());
+      return 2;
+    }
+  }
+  irisc::CompileOptions o;
+  o.target = target;
+  o.opt_level = opt;
+  o.line_info = line_info;
+  o.include_dirs = includes;
+  o.warnings_as_errors = werror;
+  o.dump_ir_after = dump_after;
+  o.time_passes = time_passes;
+  for (const std::string& d : defines) {
+    std::string name;
+    std::int64_t value = 0;
+    if (!parse_define(d, &name, &value)) {
+      std::fprintf(stderr, "irisc: error: bad -D definition '%s': expected NAME=VALUE with an integer VALUE [BadDefine]\n",
+                   d.c_str());
+      return 2;
+    }
+    o.defines[name] = value;
+  }
+  static const std::map<std::string, irisc::Stage> stages = {
+      {"tokens", irisc::Stage::tokens}, {"ast", irisc::Stage::ast},   {"tir", irisc::Stage::tir},
+      {"cuda", irisc::Stage::cuda},     {"ptx", irisc::Stage::ptx},   {"cubin", irisc::Stage::cubin},
+      {"header", irisc::Stage::cubin},  {"metadata", irisc::Stage::cuda}};
+  o.stop_after = stages.at(emit);
+
+  std::string read_error;
+  auto source = irisc::SourceBuffer::from_file(input, &read_error);
+  if (!source) {
+    std::fprintf(stderr, "irisc: error: cannot read %s [FileNotReadable]\n", (read_error.empty() ? input : read_error).c_str());
+    return 1;
+  }
+  irisc::CompileResult r = irisc::compile(*source, o);
+  const bool use_color = color == "always" || (color == "auto" && isatty(2));
+  std::fputs((use_color ? r.rendered_diagnostics_color : r.rendered_diagnostics).c_str(), stderr);
+  std::fputs(r.pass_dumps.c_str(), stderr);
+  std::fputs(r.pass_timing.c_str(), stderr);
+  if (!r.ok) {
+    if (r.errors) std::fprintf(stderr, "%d error(s)%s\n", r.errors, r.warnings ? (", " + std::to_string(r.warnings) + " warning(s)").c_str() : "");
+    return 1;
+  }
+
+  const std::string stem = std::filesystem::path(input).stem().string();
+  std::string text;
+  const void* data = nullptr;
+  std::size_t size = 0;
+  std::string default_out;
+  if (emit == "tokens") text = r.tokens;
+  else if (emit == "ast") text = r.ast;
+  else if (emit == "tir") text = r.tir;
+  else if (emit == "cuda") text = r.cuda;
+  else if (emit == "ptx") text = r.ptx;
+  else if (emit == "metadata") text = r.metadata + "\n";
+  else if (emit == "header") {
+    text = irisc::emit_header(r, stem, target);
+    default_out = stem + ".iris.hpp";
+  } else {
+    data = r.cubin.data();
+    size = r.cubin.size();
+    default_out = stem + ".cubin";
+  }
+  if (!data) {
+    data = text.data();
+    size = text.size();
+  }
+  if (output.empty()) output = default_out.empty() ? "-" : default_out;
+  if (output == "-") {
+    std::fwrite(data, 1, size, stdout);
+    return 0;
+  }
+  if (!write_file(output, data, size)) {
+    std::fprintf(stderr, "irisc: error: cannot write %s\n", output.c_str());
+    return 3;
+  }
+  return 0;
+}
