@@ -1,6 +1,8 @@
-// 00_load: each rank reads its right neighbour's buffer with remote loads, checks
-// the copy bit for bit, and reports the read bandwidth.
+// 00_load: each rank reads its right neighbour's buffer with remote loads, checks the
+// copy bit for bit, and reports the read bandwidth -- for the hand-written CUDA kernel
+// and for load.iris through the irisc CLI, the JIT and the embedded header.
 #include "iris/embedded.hpp"
+#include "load.iris.hpp"
 #include "sample.hpp"
 
 IRIS_DECLARE_EMBEDDED(sample_kernels)
@@ -15,18 +17,27 @@ int main(int argc, char** argv) {
     const int from = (ctx.rank() + 1) % ctx.world();
     auto src = ctx.rand<float>(n, 42);
     auto dst = ctx.full<float>(n, -1.0);
-    Module mod = ctx.load_module(embedded::sample_kernels(), "00_load kernels");
-    Kernel k = mod.kernel("load_from_peer");
+    Kernel k = ctx.load_module(embedded::sample_kernels(), "00_load kernels").kernel("load_from_peer");
     const unsigned long long n16 = n / 4;
-    LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
-    float ms = median_ms(ctx, args, [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16, from); });
-
+    const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n);
     ctx.copy_to_host(want.data(), src.on_rank(from), src.bytes());
-    expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " loaded from rank " + std::to_string(from));
-    auto all = ctx.all_gather(static_cast<double>(src.bytes()) / (ms * 1e-3) / 1e9);
-    std::string line = "validated; load bandwidth per rank (GB/s):";
-    for (double v : all) line += " " + std::to_string(v).substr(0, 6);
-    report(ctx, line);
+
+    std::vector<Variant> variants{{"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16, from); }}};
+    std::optional<Program> cli, jit;
+    std::optional<iris_kernels::load::Kernels> emb;
+    if (args.runs("cli")) cli = load_cli_program(ctx, "load");
+    if (args.runs("jit")) jit = load_jit_program(ctx, "load");
+    if (args.runs("embedded")) emb.emplace(ctx);
+    const std::int64_t from64 = from;
+    variants.push_back({"cli", [&] { cli->launch("load_from_peer", {dst, src, from64}); }});
+    variants.push_back({"jit", [&] { jit->launch("load_from_peer", {dst, src, from64}); }});
+    variants.push_back({"embedded", [&] { emb->load_from_peer(dst, src, from64); }});
+
+    Measure m;
+    m.reset = [&] { dst = ctx.full<float>(n, -1.0); };
+    m.validate = [&](int) { expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " loaded from rank " + std::to_string(from)); };
+    m.work_per_launch = static_cast<double>(src.bytes());
+    run_variants(ctx, args, variants, m);
   });
 }

@@ -1,7 +1,9 @@
 // 01_store: each rank writes its buffer into its right neighbour's heap with remote
-// stores; the receiver checks the data bit for bit; reports the write bandwidth.
+// stores; the receiver checks the data bit for bit -- for the hand-written CUDA kernel
+// and for store.iris through the irisc CLI, the JIT and the embedded header.
 #include "iris/embedded.hpp"
 #include "sample.hpp"
+#include "store.iris.hpp"
 
 IRIS_DECLARE_EMBEDDED(sample_kernels)
 
@@ -16,19 +18,31 @@ int main(int argc, char** argv) {
     const int from = (ctx.rank() + ctx.world() - 1) % ctx.world();
     auto src = ctx.rand<float>(n, 7);
     auto dst = ctx.full<float>(n, -1.0);
-    Module mod = ctx.load_module(embedded::sample_kernels(), "01_store kernels");
-    Kernel k = mod.kernel("store_to_peer");
+    Kernel k = ctx.load_module(embedded::sample_kernels(), "01_store kernels").kernel("store_to_peer");
     const unsigned long long n16 = n / 4;
-    LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
-    float ms = median_ms(ctx, args, [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16, to); });
-    ctx.barrier();  // every writer is done before anyone checks
-
+    const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n);
     ctx.copy_to_host(want.data(), src.on_rank(from), src.bytes());
-    expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " received from rank " + std::to_string(from));
-    auto all = ctx.all_gather(static_cast<double>(src.bytes()) / (ms * 1e-3) / 1e9);
-    std::string line = "validated; store bandwidth per rank (GB/s):";
-    for (double v : all) line += " " + std::to_string(v).substr(0, 6);
-    report(ctx, line);
+
+    std::optional<Program> cli, jit;
+    std::optional<iris_kernels::store::Kernels> emb;
+    if (args.runs("cli")) cli = load_cli_program(ctx, "store");
+    if (args.runs("jit")) jit = load_jit_program(ctx, "store");
+    if (args.runs("embedded")) emb.emplace(ctx);
+    const std::int64_t to64 = to;
+    std::vector<Variant> variants{
+        {"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16, to); }},
+        {"cli", [&] { cli->launch("store_to_peer", {dst, src, to64}); }},
+        {"jit", [&] { jit->launch("store_to_peer", {dst, src, to64}); }},
+        {"embedded", [&] { emb->store_to_peer(dst, src, to64); }},
+    };
+    Measure m;
+    m.reset = [&] {
+      ctx.barrier();  // nobody is still writing into the buffer being replaced
+      dst = ctx.full<float>(n, -1.0);
+    };
+    m.validate = [&](int) { expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " received from rank " + std::to_string(from)); };
+    m.work_per_launch = static_cast<double>(src.bytes());
+    run_variants(ctx, args, variants, m);
   });
 }

@@ -1,6 +1,8 @@
 // 02_all_load: each rank loads the same buffer from every rank (itself included) and
 // sums element-wise: the read side of an all-reduce. Checked against a host sum in
-// the same order, so the float result must match exactly.
+// the same order, so the float result must match exactly. Runs the hand-written CUDA
+// kernel and all_load.iris through the irisc CLI, the JIT and the embedded header.
+#include "all_load.iris.hpp"
 #include "iris/embedded.hpp"
 #include "sample.hpp"
 
@@ -15,22 +17,31 @@ int main(int argc, char** argv) {
     const std::size_t n = args.bytes / 16 * 4;
     auto src = ctx.randn<float>(n, 3);
     auto dst = ctx.full<float>(n, -1.0);
-    Module mod = ctx.load_module(embedded::sample_kernels(), "02_all_load kernels");
-    Kernel k = mod.kernel("sum_all_ranks");
+    Kernel k = ctx.load_module(embedded::sample_kernels(), "02_all_load kernels").kernel("sum_all_ranks");
     const unsigned long long n16 = n / 4;
-    LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
+    const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     ctx.barrier();  // every rank's source is initialised
-    float ms = median_ms(ctx, args, [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16); });
-
     std::vector<float> want(n, 0.0f), part(n);
     for (int r = 0; r < ctx.world(); ++r) {
       ctx.copy_to_host(part.data(), src.on_rank(r), src.bytes());
       for (std::size_t i = 0; i < n; ++i) want[i] += part[i];
     }
-    expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " sum over all ranks");
-    auto all = ctx.all_gather(static_cast<double>(src.bytes()) * ctx.world() / (ms * 1e-3) / 1e9);
-    std::string line = "validated; bytes read per rank per second (GB/s):";
-    for (double v : all) line += " " + std::to_string(v).substr(0, 6);
-    report(ctx, line);
+    std::optional<Program> cli, jit;
+    std::optional<iris_kernels::all_load::Kernels> emb;
+    if (args.runs("cli")) cli = load_cli_program(ctx, "all_load");
+    if (args.runs("jit")) jit = load_jit_program(ctx, "all_load");
+    if (args.runs("embedded")) emb.emplace(ctx);
+    std::vector<Variant> variants{
+        {"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16); }},
+        {"cli", [&] { cli->launch("sum_all_ranks", {dst, src}); }},
+        {"jit", [&] { jit->launch("sum_all_ranks", {dst, src}); }},
+        {"embedded", [&] { emb->sum_all_ranks(dst, src); }},
+    };
+    Measure m;
+    m.reset = [&] { dst = ctx.full<float>(n, -1.0); };
+    m.validate = [&](int) { expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " sum over all ranks"); };
+    m.work_per_launch = static_cast<double>(src.bytes()) * ctx.world();
+    m.unit = "GB/s read";
+    run_variants(ctx, args, variants, m);
   });
 }

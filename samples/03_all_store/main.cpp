@@ -1,5 +1,8 @@
 // 03_all_store: each rank writes its buffer into row `rank` of a [world, n] buffer on
-// every rank: an all-gather by remote stores. Every row is checked on every rank.
+// every rank: an all-gather by remote stores. Every row is checked on every rank, for
+// the hand-written CUDA kernel and all_store.iris through the irisc CLI, the JIT and
+// the embedded header.
+#include "all_store.iris.hpp"
 #include "iris/embedded.hpp"
 #include "sample.hpp"
 
@@ -15,23 +18,30 @@ int main(int argc, char** argv) {
     const auto world = static_cast<std::int64_t>(ctx.world());
     auto src = ctx.rand<float>(n, 11);
     auto dst = ctx.full<float>({world, static_cast<std::int64_t>(n)}, -1.0);
-    Module mod = ctx.load_module(embedded::sample_kernels(), "03_all_store kernels");
-    Kernel k = mod.kernel("store_to_all");
+    Kernel k = ctx.load_module(embedded::sample_kernels(), "03_all_store kernels").kernel("store_to_all");
     const unsigned long long n16 = n / 4;
-    LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
-    float ms = median_ms(ctx, args, [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16); });
-    ctx.barrier();
-
-    std::vector<float> got = dst.to_host(), row(n);
-    for (int r = 0; r < ctx.world(); ++r) {
-      ctx.copy_to_host(row.data(), src.on_rank(r), src.bytes());
-      std::vector<float> slice(got.begin() + static_cast<std::ptrdiff_t>(r * n),
-                               got.begin() + static_cast<std::ptrdiff_t>((r + 1) * n));
-      expect_equal(slice, row, "rank " + std::to_string(ctx.rank()) + " row from rank " + std::to_string(r));
-    }
-    auto all = ctx.all_gather(static_cast<double>(src.bytes()) * ctx.world() / (ms * 1e-3) / 1e9);
-    std::string line = "validated; bytes written per rank per second (GB/s):";
-    for (double v : all) line += " " + std::to_string(v).substr(0, 6);
-    report(ctx, line);
+    const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
+    std::vector<float> want(n * static_cast<std::size_t>(world));
+    for (int r = 0; r < ctx.world(); ++r) ctx.copy_to_host(want.data() + r * n, src.on_rank(r), src.bytes());
+    std::optional<Program> cli, jit;
+    std::optional<iris_kernels::all_store::Kernels> emb;
+    if (args.runs("cli")) cli = load_cli_program(ctx, "all_store");
+    if (args.runs("jit")) jit = load_jit_program(ctx, "all_store");
+    if (args.runs("embedded")) emb.emplace(ctx);
+    std::vector<Variant> variants{
+        {"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16); }},
+        {"cli", [&] { cli->launch("store_to_all", {dst, src}); }},
+        {"jit", [&] { jit->launch("store_to_all", {dst, src}); }},
+        {"embedded", [&] { emb->store_to_all(dst, src); }},
+    };
+    Measure m;
+    m.reset = [&] {
+      ctx.barrier();
+      dst = ctx.full<float>({world, static_cast<std::int64_t>(n)}, -1.0);
+    };
+    m.validate = [&](int) { expect_equal(dst.to_host(), want, "rank " + std::to_string(ctx.rank()) + " rows from every rank"); };
+    m.work_per_launch = static_cast<double>(src.bytes()) * ctx.world();
+    m.unit = "GB/s written";
+    run_variants(ctx, args, variants, m);
   });
 }

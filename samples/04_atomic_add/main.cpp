@@ -1,6 +1,8 @@
 // 04_atomic_add: each rank atomically increments every counter on every rank (relaxed,
 // system scope). After L launches every counter on every rank must be world * L.
-// Reports remote atomic throughput.
+// Reports remote atomic throughput for the hand-written CUDA kernel and for
+// atomic_add.iris through the irisc CLI, the JIT and the embedded header.
+#include "atomic_add.iris.hpp"
 #include "iris/embedded.hpp"
 #include "sample.hpp"
 
@@ -14,20 +16,32 @@ int main(int argc, char** argv) {
   return sample_main(argc, argv, spec, [](Context& ctx, const SampleArgs& args) {
     const std::size_t n = args.bytes / sizeof(std::uint32_t);
     auto counters = ctx.zeros<std::uint32_t>(n);
-    Module mod = ctx.load_module(embedded::sample_kernels(), "04_atomic_add kernels");
-    Kernel k = mod.kernel("add_everywhere");
+    Kernel k = ctx.load_module(embedded::sample_kernels(), "04_atomic_add kernels").kernel("add_everywhere");
     const unsigned long long nn = n;
-    LaunchConfig cfg{grid_for(ctx, n, 256), 256};
-    ctx.barrier();  // counters are zero everywhere before anyone adds
-    float ms = median_ms(ctx, args, [&] { ctx.launch(k, cfg, counters.data(), nn); });
-    ctx.barrier();
-
-    const auto launches = static_cast<std::uint32_t>(args.warmup + args.iters);
-    std::vector<std::uint32_t> want(n, launches * static_cast<std::uint32_t>(ctx.world()));
-    expect_equal(counters.to_host(), want, "rank " + std::to_string(ctx.rank()) + " counters");
-    auto all = ctx.all_gather(static_cast<double>(n) * ctx.world() / (ms * 1e-3) / 1e9);
-    std::string line = "validated; remote atomic adds per rank (G ops/s):";
-    for (double v : all) line += " " + std::to_string(v).substr(0, 6);
-    report(ctx, line);
+    const LaunchConfig cfg{grid_for(ctx, n, 256), 256};
+    std::optional<Program> cli, jit;
+    std::optional<iris_kernels::atomic_add::Kernels> emb;
+    if (args.runs("cli")) cli = load_cli_program(ctx, "atomic_add");
+    if (args.runs("jit")) jit = load_jit_program(ctx, "atomic_add");
+    if (args.runs("embedded")) emb.emplace(ctx);
+    std::vector<Variant> variants{
+        {"cuda", [&] { ctx.launch(k, cfg, counters.data(), nn); }},
+        {"cli", [&] { cli->launch("add_everywhere", {counters}); }},
+        {"jit", [&] { jit->launch("add_everywhere", {counters}); }},
+        {"embedded", [&] { emb->add_everywhere(counters); }},
+    };
+    Measure m;
+    m.reset = [&] {
+      ctx.barrier();
+      counters = ctx.zeros<std::uint32_t>(n);
+      ctx.barrier();  // zero everywhere before anyone adds
+    };
+    m.validate = [&](int launches) {
+      std::vector<std::uint32_t> want(n, static_cast<std::uint32_t>(launches) * static_cast<std::uint32_t>(ctx.world()));
+      expect_equal(counters.to_host(), want, "rank " + std::to_string(ctx.rank()) + " counters");
+    };
+    m.work_per_launch = static_cast<double>(n) * ctx.world();
+    m.unit = "G atomics/s";
+    run_variants(ctx, args, variants, m);
   });
 }

@@ -1,9 +1,12 @@
 // 05_atomic_xchg: (1) every rank swaps its id into one slot on rank 0; the old values
 // plus the final slot value must be exactly {0, 1, ..., world}: each exchange saw the
 // previous one. (2) every rank swaps tags into all slots of the next rank; the next
-// rank finds the tags, the old values are the ones before. Reports throughput.
+// rank finds the tags, the old values are the ones before. Both checked for the
+// hand-written CUDA kernels and atomic_xchg.iris through the CLI, the JIT and the
+// embedded header; (2) is timed.
 #include <algorithm>
 
+#include "atomic_xchg.iris.hpp"
 #include "iris/embedded.hpp"
 #include "sample.hpp"
 
@@ -16,43 +19,70 @@ int main(int argc, char** argv) {
   SampleSpec spec{"05_atomic_xchg", "remote atomic exchange: a token chain and slot swaps", 4u << 20};
   return sample_main(argc, argv, spec, [](Context& ctx, const SampleArgs& args) {
     Module mod = ctx.load_module(embedded::sample_kernels(), "05_atomic_xchg kernels");
-    // (1) token chain through rank 0's slot
-    auto slot = ctx.zeros<std::uint32_t>(1);
-    auto old = ctx.zeros<std::uint32_t>(1);
-    ctx.barrier();
-    ctx.launch(mod.kernel("xchg_token"), LaunchConfig{1, 32}, slot.data(), old.data());
-    ctx.barrier();
-    auto olds = ctx.all_gather(old.to_host()[0]);
-    std::uint32_t final_value = 0;
-    ctx.copy_to_host(&final_value, slot.on_rank(0), sizeof final_value);
-    olds.push_back(final_value);
-    std::sort(olds.begin(), olds.end());
-    std::vector<std::uint32_t> chain(olds.size());
-    for (std::size_t i = 0; i < chain.size(); ++i) chain[i] = static_cast<std::uint32_t>(i);
-    expect_equal(olds, chain, "token chain (old values + final value)");
-
-    // (2) slot swaps into the next rank
     const std::size_t n = args.bytes / sizeof(std::uint32_t);
     const int to = (ctx.rank() + 1) % ctx.world();
     const int from = (ctx.rank() + ctx.world() - 1) % ctx.world();
+    const std::uint32_t tag = static_cast<std::uint32_t>(ctx.rank()) << 24;
+    auto slot = ctx.zeros<std::uint32_t>(1);
+    auto old1 = ctx.zeros<std::uint32_t>(1);
     auto slots = ctx.full<std::uint32_t>(n, 0xFFFFFFFFu);
     auto prev = ctx.zeros<std::uint32_t>(n);
-    Kernel k = mod.kernel("xchg_slots");
-    const unsigned long long nn = n;
-    const std::uint32_t tag = static_cast<std::uint32_t>(ctx.rank()) << 24;
-    LaunchConfig cfg{grid_for(ctx, n, 256), 256};
-    ctx.barrier();
-    ctx.launch(k, cfg, slots.data(), prev.data(), nn, to, tag);
-    ctx.barrier();
-    expect_equal(prev.to_host(), std::vector<std::uint32_t>(n, 0xFFFFFFFFu), "old values of the first swap");
-    std::vector<std::uint32_t> want(n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = (static_cast<std::uint32_t>(from) << 24) + static_cast<std::uint32_t>(i);
-    expect_equal(slots.to_host(), want, "slots written by rank " + std::to_string(from));
-
-    float ms = median_ms(ctx, args, [&] { ctx.launch(k, cfg, slots.data(), prev.data(), nn, to, tag); });
-    auto all = ctx.all_gather(static_cast<double>(n) / (ms * 1e-3) / 1e9);
-    std::string line = "validated; remote atomic exchanges per rank (G ops/s):";
-    for (double v : all) line += " " + std::to_string(v).substr(0, 6);
-    report(ctx, line);
+    Kernel token = mod.kernel("xchg_token"), swap = mod.kernel("xchg_slots");
+    const LaunchConfig cfg{grid_for(ctx, n, 256), 256};
+    std::optional<Program> cli, jit;
+    std::optional<iris_kernels::atomic_xchg::Kernels> emb;
+    if (args.runs("cli")) cli = load_cli_program(ctx, "atomic_xchg");
+    if (args.runs("jit")) jit = load_jit_program(ctx, "atomic_xchg");
+    if (args.runs("embedded")) emb.emplace(ctx);
+    const std::int64_t to64 = to;
+    struct Path {
+      std::string name;
+      std::function<void()> token, swap;
+    };
+    std::vector<Path> paths{
+        {"cuda", [&] { ctx.launch(token, LaunchConfig{1, 32}, slot.data(), old1.data()); },
+         [&] { ctx.launch(swap, cfg, slots.data(), prev.data(), static_cast<unsigned long long>(n), to, tag); }},
+        {"cli", [&] { cli->launch("xchg_token", {slot, old1}); }, [&] { cli->launch("xchg_slots", {slots, prev, to64, tag}); }},
+        {"jit", [&] { jit->launch("xchg_token", {slot, old1}); }, [&] { jit->launch("xchg_slots", {slots, prev, to64, tag}); }},
+        {"embedded", [&] { emb->xchg_token(slot, old1); }, [&] { emb->xchg_slots(slots, prev, to64, tag); }},
+    };
+    std::vector<Variant> variants;
+    for (Path& p : paths) {
+      if (!args.runs(p.name)) continue;
+      // (1) the token chain through rank 0's slot, once per path.
+      ctx.barrier();
+      slot = ctx.zeros<std::uint32_t>(1);
+      ctx.barrier();
+      p.token();
+      ctx.barrier();
+      auto olds = ctx.all_gather(old1.to_host()[0]);
+      std::uint32_t final_value = 0;
+      ctx.copy_to_host(&final_value, slot.on_rank(0), sizeof final_value);
+      olds.push_back(final_value);
+      std::sort(olds.begin(), olds.end());
+      std::vector<std::uint32_t> chain(olds.size());
+      for (std::size_t i = 0; i < chain.size(); ++i) chain[i] = static_cast<std::uint32_t>(i);
+      expect_equal(olds, chain, p.name + ": token chain (old values + final value)");
+      variants.push_back({p.name, p.swap});
+    }
+    // (2) slot swaps into the next rank.
+    Measure m;
+    m.reset = [&] {
+      ctx.barrier();
+      slots = ctx.full<std::uint32_t>(n, 0xFFFFFFFFu);
+      ctx.barrier();
+    };
+    std::vector<std::uint32_t> want_slots(n), want_first(n, 0xFFFFFFFFu), want_later(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      want_slots[i] = (static_cast<std::uint32_t>(from) << 24) + static_cast<std::uint32_t>(i);
+      want_later[i] = tag + static_cast<std::uint32_t>(i);  // the next rank's slots hold my tags after launch 1
+    }
+    m.validate = [&](int launches) {
+      expect_equal(slots.to_host(), want_slots, "slots written by rank " + std::to_string(from));
+      expect_equal(prev.to_host(), launches > 1 ? want_later : want_first, "old values of the last swap");
+    };
+    m.work_per_launch = static_cast<double>(n);
+    m.unit = "G exchanges/s";
+    run_variants(ctx, args, variants, m);
   });
 }

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <unistd.h>
+
+#include <filesystem>
 
 namespace iris::samples {
 namespace {
@@ -21,6 +24,8 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "  --size SIZE     bytes per buffer per rank (default %s)\n"
       "  --iters N       timed iterations (default %d)\n"
       "  --warmup N      untimed iterations first (default %d)\n"
+      "  --path P        which versions run: cuda (kernels.cu), cli (irisc's cubin), jit\n"
+      "                  (.iris compiled at run time), embedded (irisc's header), all (default)\n"
       "  -h, --help      this text\n"
       "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
       "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS. Exit codes: 0 ok, 1 failed, 2 usage,\n"
@@ -68,6 +73,12 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         args.iters = std::max(1, parse_count(a, value()));
       } else if (a == "--warmup") {
         args.warmup = parse_count(a, value());
+      } else if (a == "--path") {
+        args.path = value();
+        if (args.path != "all" && args.path != "cuda" && args.path != "cli" && args.path != "jit" &&
+            args.path != "embedded") {
+          throw Error("--path: '" + args.path + "' is not one of cuda, cli, jit, embedded, all");
+        }
       } else {
         throw Error("unknown option '" + a + "' (see --help)");
       }
@@ -153,6 +164,72 @@ unsigned grid_for(const Context& ctx, std::size_t work_items, unsigned threads) 
   std::size_t blocks = (work_items + threads - 1) / threads;
   const std::size_t cap = static_cast<std::size_t>(ctx.multiprocessors()) * 4;
   return static_cast<unsigned>(std::max<std::size_t>(1, std::min(blocks, cap)));
+}
+
+}  // namespace iris::samples
+
+namespace iris::samples {
+namespace {
+
+std::filesystem::path exe_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::filesystem::current_path() : p.parent_path();
+}
+
+}  // namespace
+
+Program load_cli_program(Context& ctx, const std::string& stem) {
+  const auto path = exe_dir() / (stem + ".cubin");
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error("cannot read " + path.string() + " (built by irisc at build time): " + ec.message());
+  std::vector<std::byte> bytes(size);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f || std::fread(bytes.data(), 1, size, f) != size) {
+    if (f) std::fclose(f);
+    throw Error("cannot read " + path.string());
+  }
+  std::fclose(f);
+  return Program(ctx, bytes, path.string());
+}
+
+Program load_jit_program(Context& ctx, const std::string& stem) {
+  return jit_program_file(ctx, exe_dir() / (stem + ".iris"));
+}
+
+void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m) {
+  double cuda_rate = 0;
+  for (const Variant& v : variants) {
+    if (!args.runs(v.path)) continue;
+    if (m.reset) m.reset();
+    ctx.barrier();
+    EventTimer timer(ctx.stream());
+    std::vector<float> times;
+    for (int i = 0; i < args.warmup + args.iters; ++i) {
+      if (m.prepare) m.prepare();
+      ctx.barrier();
+      timer.start();
+      v.launch();
+      const float ms = timer.stop();
+      if (i >= args.warmup) times.push_back(ms);
+    }
+    ctx.barrier();  // every rank's launches are done before anyone checks
+    m.validate(args.warmup + args.iters);
+    std::sort(times.begin(), times.end());
+    const double rate = m.work_per_launch / (times[times.size() / 2] * 1e-3) / 1e9;
+    auto all = ctx.all_gather(rate);
+    double mean = 0;
+    for (double r : all) mean += r / static_cast<double>(all.size());
+    if (v.path == "cuda") cuda_rate = mean;
+    char line[512];
+    int n = std::snprintf(line, sizeof line, "  %-9s validated; %s per rank:", v.path.c_str(), m.unit.c_str());
+    for (double r : all) n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %8.2f", r);
+    if (cuda_rate > 0 && v.path != "cuda") {
+      std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), "   (%.1f%% of cuda)", 100.0 * mean / cuda_rate);
+    }
+    report(ctx, line);
+  }
 }
 
 }  // namespace iris::samples

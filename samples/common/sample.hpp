@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,36 @@ struct SampleArgs {
   std::size_t bytes = 0;  // bytes per buffer per rank
   int iters = 20;
   int warmup = 3;
+  // Which versions to run: "cuda" (hand-written kernels.cu), "cli" (the cubin irisc made
+  // at build time), "jit" (the .iris compiled at run time), "embedded" (the header
+  // irisc made), or "all".
+  std::string path = "all";
+  bool runs(const std::string& p) const { return path == "all" || path == p; }
 };
+
+// One version of a sample's kernel: how to launch it once.
+struct Variant {
+  std::string path;
+  std::function<void()> launch;
+};
+
+// What a sample checks and how it counts work.
+struct Measure {
+  std::function<void()> reset;                // before a version runs (e.g. clear outputs)
+  std::function<void()> prepare;              // before every launch, untimed (may be empty)
+  std::function<void(int launches)> validate; // after a version ran `launches` times; throws on mismatch
+  double work_per_launch = 0;                 // bytes or operations per launch, per rank
+  std::string unit = "GB/s";                  // of work_per_launch / 1e9 per second
+};
+
+// Runs each variant (reset, warm-up + timed launches, validate), then prints one line per
+// variant with the per-rank rates and the ratio to the "cuda" variant.
+void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m);
+
+// The .iris programs of a sample, loaded the three irisc ways. `stem` is the .iris file
+// name without extension; the cubin and the source sit next to the executable.
+Program load_cli_program(Context& ctx, const std::string& stem);
+Program load_jit_program(Context& ctx, const std::string& stem);
 
 // Parses argv, runs `body` on every rank, returns the exit code: 0 ok, 1 failure
 // (validation or runtime error), 2 bad usage, 77 no GPU (reported, not a failure).

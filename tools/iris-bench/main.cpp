@@ -6,6 +6,7 @@
 #include <string>
 
 #include "iris/iris.hpp"
+#include "compile.hpp"
 #include "p2p.hpp"
 
 namespace {
@@ -14,6 +15,8 @@ void usage() {
   std::printf(
       "usage: iris-bench <command> [options]\n\n"
       "commands:\n"
+      "  compile time irisc: front end, CUDA emission, cold compile to cubin, JIT cache hit\n"
+      "          (no GPU needed); options: --target T, --reps N, then .iris files\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
       "          remote atomic throughput and signal ping-pong latency, each next to\n"
       "          cudaMemcpyPeerAsync on the same buffers\n\n"
@@ -37,6 +40,24 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  if (cmd == "compile") {
+    iris::bench::CompileBenchOptions co;
+    for (int i = 2; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--target" && i + 1 < argc) co.target = argv[++i];
+      else if (a == "--reps" && i + 1 < argc) co.reps = std::max(1, std::atoi(argv[++i]));
+      else if (!a.empty() && a[0] == '-') {
+        std::fprintf(stderr, "iris-bench compile: unknown option '%s'\n", a.c_str());
+        return 2;
+      } else co.files.emplace_back(a);
+    }
+    try {
+      return iris::bench::run_compile(co);
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 1;
+    }
+  }
   if (cmd != "p2p") {
     std::fprintf(stderr, "iris-bench: unknown command '%s' (see --help)\n", cmd.c_str());
     return 2;

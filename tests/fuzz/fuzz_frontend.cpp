@@ -1,0 +1,96 @@
+// libFuzzer target for irisc's front end: the input bytes are a .iris source file.
+// Each input goes through
+//   * lex() directly, checking the lexer's documented invariants (always ends with
+//     EndOfFile, token ranges inside the text, in order),
+//   * compile() with stop_after = tokens and ast (the --emit=tokens / --emit=ast dumps),
+//   * compile() with stop_after = tir (lex -> parse -> sema -> passes -> TIR print),
+//     once plain and once with -D defines, a different target, -Werror and
+//     --dump-ir-after=all (chosen from the input so that the fuzzer can steer them),
+//   * and, for inputs that checked cleanly, the CUDA C++ emitter (stop_after = cuda).
+// Nothing here reaches the CUDA toolchain: stop_after never goes past Stage::cuda, so
+// NVRTC is never loaded.
+//
+// The compiler promises never to throw, assert or crash on bad input; any exception
+// that escapes, any sanitizer report and any broken invariant below is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "compiler/diagnostics/diagnostics.hpp"
+#include "compiler/driver/compile.hpp"
+#include "compiler/lex/lexer.hpp"
+#include "compiler/source/source_buffer.hpp"
+
+namespace {
+
+[[noreturn]] void fail(const char* what) {
+  std::fprintf(stderr, "fuzz_frontend: invariant broken: %s\n", what);
+  std::abort();
+}
+
+void check_result(const irisc::CompileResult& r) {
+  if (r.ok != (r.errors == 0)) fail("CompileResult.ok disagrees with the error count");
+  if (r.errors > 0 && r.rendered_diagnostics.empty()) fail("errors but no rendered diagnostics");
+  int errors = 0;
+  for (const irisc::Diagnostic& d : r.diagnostics) errors += d.severity == irisc::Severity::error;
+  if (errors > r.errors) fail("more error diagnostics than counted errors");
+}
+
+void check_tokens(const irisc::SourceBuffer& src) {
+  irisc::Diagnostics diags(&src);
+  irisc::TokenBuffer toks = irisc::lex(src, diags);
+  if (toks.tokens.empty() || toks.tokens.back().kind != irisc::TokenKind::EndOfFile)
+    fail("token buffer does not end with EndOfFile");
+  const std::size_t n = src.text().size();
+  std::uint32_t last_end = 0;
+  for (const irisc::Token& t : toks.tokens) {
+    if (t.range.begin > t.range.end || t.range.end > n) fail("token range outside the source");
+    if (t.range.begin < last_end) fail("tokens overlap or go backwards");
+    last_end = t.range.end;
+    (void)toks.text(t);
+  }
+  // Rendering every diagnostic (line lookup, caret lines) must work for any range.
+  (void)diags.render(false);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const irisc::SourceBuffer src("fuzz.iris", text);
+
+  check_tokens(src);
+
+  irisc::CompileOptions o;
+  o.stop_after = irisc::Stage::tokens;
+  check_result(irisc::compile(src, o));
+  o.stop_after = irisc::Stage::ast;
+  check_result(irisc::compile(src, o));
+
+  o.stop_after = irisc::Stage::tir;
+  const irisc::CompileResult plain = irisc::compile(src, o);
+  check_result(plain);
+
+  // A second run with -D overrides. The last byte picks the values, a target and flags,
+  // so the fuzzer can reach the extreme values (zero, negative, huge) deterministically.
+  const std::uint8_t sel = size ? data[size - 1] : 0;
+  static const std::int64_t kValues[] = {0, 1, -1, 3, 64, 1000, 1 << 20, INT64_MAX, INT64_MIN, 4096};
+  irisc::CompileOptions d = o;
+  d.defines["B"] = kValues[sel % 10];
+  if (sel & 0x20) d.defines["N"] = kValues[(sel / 10) % 10];
+  d.target = (sel & 0x40) ? "sm_80" : "sm_90";
+  d.warnings_as_errors = (sel & 0x80) != 0;
+  d.dump_ir_after = "all";
+  check_result(irisc::compile(src, d));
+
+  // The CUDA C++ emitter has no dependence on NVRTC; run it on what checked cleanly.
+  if (plain.ok) {
+    o.stop_after = irisc::Stage::cuda;
+    const irisc::CompileResult c = irisc::compile(src, o);
+    check_result(c);
+    if (c.ok && c.cuda.empty()) fail("stop_after=cuda succeeded without CUDA source");
+  }
+  return 0;
+}
