@@ -46,7 +46,7 @@ for s in $steps; do
   samples)
     for exe in "$B"/samples/0[0-9]_*; do
       [ -x "$exe" ] && [ -f "$exe" ] || continue
-      case "$exe" in *.cpp | *.fatbin) continue ;; esac
+      case "$(basename "$exe")" in *.*) continue ;; esac
       for r in 2 4; do
         share=""; [ "$r" -gt "$ngpu" ] && share="--share-gpus"
         # shellcheck disable=SC2086

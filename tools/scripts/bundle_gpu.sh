@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Copies what the GPU suite needs from a build (binaries, the cubins and .iris files
+# next to the samples) into a small folder to carry to a GPU machine:
+#   tools/scripts/bundle_gpu.sh [build] [build-gpu]
+# then there: BUILD=build-gpu tools/scripts/gpu_suite.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src=${1:-build}
+dst=${2:-build-gpu}
+rm -rf "$dst"
+mkdir -p "$dst/samples" "$dst/tests" "$dst/bin"
+for f in "$src"/samples/0[0-9]_*; do
+  case "$f" in *.cpp | *.fatbin) continue ;; esac
+  [ -f "$f" ] && cp "$f" "$dst/samples/"
+done
+cp "$src"/samples/*.cubin "$src"/samples/*.iris "$dst/samples/"
+cp "$src/tests/iris_gpu_tests" "$dst/tests/"
+cp "$src/bin/iris-bench" "$src/bin/irisc" "$dst/bin/"
+strip --strip-debug "$dst"/samples/0[0-9]_*[!.]?? "$dst/tests/iris_gpu_tests" "$dst"/bin/* 2>/dev/null || true
+du -sh "$dst"
