@@ -41,6 +41,9 @@ class KernelEmitter {
   void run() {
     threads_ = 256;
     collect_sizes(k_.body);
+    // Per-element atomics coalesce only when a warp's threads hold consecutive
+    // elements in each slot, so such kernels use one element per access.
+    single_elements_ = has_tile_atomic(k_.body);
     for (std::int64_t s : sizes_) threads_ = static_cast<int>(std::min<std::int64_t>(threads_, s));
     line(0, "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) + ") " + k_.name + "(");
     std::string params = "    const __grid_constant__ iris::device::Context ctx";
@@ -92,7 +95,24 @@ class KernelEmitter {
  private:
   // Consecutive elements per thread access: up to 4 (16 bytes of f32).
   int vec_for(std::int64_t size) const {
+    if (single_elements_) return 1;
     return static_cast<int>(std::min<std::int64_t>(4, std::max<std::int64_t>(1, size / threads_)));
+  }
+
+  static bool value_has_tile_atomic(const Value& v) {
+    if (v.kind == ValueKind::Atomic && v.type.is_tile()) return true;
+    for (const ValuePtr& o : v.operands) {
+      if (value_has_tile_atomic(*o)) return true;
+    }
+    return false;
+  }
+  static bool has_tile_atomic(const std::vector<StmtPtr>& body) {
+    for (const StmtPtr& s : body) {
+      if ((s->value && value_has_tile_atomic(*s->value)) || has_tile_atomic(s->body) || has_tile_atomic(s->else_body)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   void collect_value_sizes(const Value& v) {
@@ -150,6 +170,15 @@ class KernelEmitter {
     if (v.type.elem == ScalarType::u32) return std::to_string(static_cast<unsigned long long>(v.int_value)) + "u";
     if (v.type.elem == ScalarType::i32) return "(int)" + std::to_string(v.int_value);
     return std::to_string(v.int_value) + "ll";
+  }
+
+  // 64-bit integer division is a long software routine on GPUs; index arithmetic
+  // (ranks, tile starts) almost always fits in 32 bits, so take the fast path then.
+  std::string typed_binop(BinOp op, ScalarType t, const std::string& a, const std::string& b) const {
+    if ((op == BinOp::div || op == BinOp::rem) && (t == ScalarType::int_ || t == ScalarType::i64)) {
+      return std::string(op == BinOp::div ? "iris_div(" : "iris_rem(") + a + ", " + b + ")";
+    }
+    return binop(op, a, b);
   }
 
   std::string binop(BinOp op, const std::string& a, const std::string& b) const {
@@ -233,7 +262,7 @@ class KernelEmitter {
       case ValueKind::RangeExtent: return range_part(*v.operands[0], false, depth);
       case ValueKind::Unary: return unop(v.unop, scalar(*v.operands[0], depth), v.type.elem);
       case ValueKind::Binary:
-        return binop(v.binop, scalar(*v.operands[0], depth), scalar(*v.operands[1], depth));
+        return typed_binop(v.binop, v.operands[0]->type.elem, scalar(*v.operands[0], depth), scalar(*v.operands[1], depth));
       case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, scalar(*v.operands[0], depth));
       case ValueKind::Load: return "(*" + view_ptr(v.view, v.rank, depth) + ")";
       case ValueKind::Reduce: return reduce(v, depth);
@@ -373,7 +402,8 @@ class KernelEmitter {
   std::string slot_expr(const Value& v, int depth) {
     switch (v.kind) {
       case ValueKind::Unary: return unop(v.unop, slot(*v.operands[0], depth), v.type.elem);
-      case ValueKind::Binary: return binop(v.binop, slot(*v.operands[0], depth), slot(*v.operands[1], depth));
+      case ValueKind::Binary:
+        return typed_binop(v.binop, v.operands[0]->type.elem, slot(*v.operands[0], depth), slot(*v.operands[1], depth));
       case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, slot(*v.operands[0], depth));
       default: return tile(v, depth) + "[s]";
     }
@@ -451,8 +481,13 @@ class KernelEmitter {
         return;
       }
       case StmtKind::Eval: {
-        if (s.value->type.is_tile()) tile(*s.value, depth);
-        else line(depth, "(void)" + scalar(*s.value, depth) + ";");
+        if (discarded_add(*s.value)) {
+          red_add(*s.value, depth);
+        } else if (s.value->type.is_tile()) {
+          tile(*s.value, depth);
+        } else {
+          line(depth, "(void)" + scalar(*s.value, depth) + ";");
+        }
         return;
       }
       case StmtKind::ForBlocks: {
@@ -503,6 +538,38 @@ class KernelEmitter {
     }
   }
 
+  // An integer add/sub whose old values nobody reads, with an order `red` can take:
+  // it becomes a one-way reduction (no round trip per element).
+  static bool discarded_add(const Value& v) {
+    return v.kind == ValueKind::Atomic && (v.atomic_op == AtomicOp::add || v.atomic_op == AtomicOp::sub) &&
+           is_integer(v.type.elem) && (v.order == Order::relaxed || v.order == Order::release);
+  }
+
+  void red_add(const Value& v, int depth) {
+    const std::string order = order_name(v.order), scope = scope_name(v.scope);
+    const std::string neg = v.atomic_op == AtomicOp::sub ? "(" + std::string(cuda_type(v.type.elem)) + ")0 - " : "";
+    const std::string rank = rank_or_self(v.rank, depth);
+    if (!v.type.is_tile()) {
+      const std::string x = scalar(*v.operands[0], depth);
+      line(depth, "__syncthreads();");
+      line(depth, "if (threadIdx.x == 0) iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
+                      view_ptr_local(v.view, depth) + ", " + neg + x + ", " + rank + ");");
+      return;
+    }
+    const std::string L = layout(v.type.size);
+    const std::string x = slot(*v.operands[0], depth);
+    const std::string ptr = fresh("p"), valid = fresh("n"), to = fresh("to");
+    line(depth, cuda_type(k_.params[static_cast<std::size_t>(v.view.param)].elem) + std::string("* ") + ptr + " = " +
+                    view_ptr_local(v.view, depth) + ";");
+    line(depth, "const long long " + valid + " = " + scalar(*v.view.extent, depth) + ";");
+    line(depth, "const int " + to + " = " + rank + ";");
+    line(depth, "#pragma unroll");
+    line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
+    line(depth + 1, "if (" + L + "::elem(s) < " + valid + ") iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
+                        ptr + " + " + L + "::elem(s), " + neg + x + ", " + to + ");");
+    line(depth, "}");
+  }
+
   std::string tile_for_store(const Value& v, int depth) {
     if (v.kind == ValueKind::VarRef) return var_name(v.var);
     return tile(v, depth);
@@ -513,6 +580,7 @@ class KernelEmitter {
   std::set<std::int64_t> sizes_;
   int threads_ = 256;
   int counter_ = 0;
+  bool single_elements_ = false;
 };
 
 bool uses_type(const Module& m, ScalarType t) {
@@ -537,7 +605,11 @@ CudaModule emit_cuda(const Module& module, const std::string& source_name) {
   if (uses_type(module, ScalarType::bf16)) s += "#include <cuda_bf16.h>\n";
   s += "#include <iris/device.hpp>\n\n";
   s += "__device__ __forceinline__ long long iris_min(long long a, long long b) { return a < b ? a : b; }\n";
-  s += "__device__ __forceinline__ long long iris_max(long long a, long long b) { return a > b ? a : b; }\n\n";
+  s += "__device__ __forceinline__ long long iris_max(long long a, long long b) { return a > b ? a : b; }\n";
+  s += "__device__ __forceinline__ long long iris_div(long long a, long long b) {\n"
+       "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a / (unsigned)b) : a / b;\n}\n";
+  s += "__device__ __forceinline__ long long iris_rem(long long a, long long b) {\n"
+       "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a % (unsigned)b) : a % b;\n}\n\n";
   std::vector<int> threads;
   for (const Kernel& k : module.kernels) {
     KernelEmitter e(k, s);

@@ -104,6 +104,7 @@ Kernel Module::kernel(const std::string& name) const {
   cuda::check(rc, "cuModuleGetFunction(" + name + ")");
   Kernel k;
   k.fn_ = fn;
+  k.owner_ = impl_;
   k.name_ = name;
   if (cu.cuFuncGetParamInfo) {
     for (size_t i = 0;; ++i) {

@@ -9,6 +9,7 @@ extern "C" __global__ void store_to_all(const __grid_constant__ Context ctx, uin
   for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
        i += (unsigned long long)gridDim.x * blockDim.x) {
     const uint4 v = src[i];
-    for (int r = 0; r < ctx.world; ++r) store(ctx, row + i, v, r);
+    // Each rank starts with a different target, so writes spread over all links.
+    for (int k = 0; k < ctx.world; ++k) store(ctx, row + i, v, (ctx.rank + k) % ctx.world);
   }
 }

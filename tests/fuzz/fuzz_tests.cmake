@@ -74,15 +74,19 @@ target_link_options(irisc_fuzz_frontend PRIVATE ${IRISC_FUZZ_SANITIZE})
 target_link_libraries(irisc_fuzz_frontend PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(irisc_fuzz_frontend PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 
-# Seed corpus: the committed seeds plus every samples/*/*.iris, copied at build time
-# into <build>/tests/fuzz_corpus (fuzz.sh fuzzes a scratch copy of that).
+# Seed corpus: the committed seeds plus every samples/*/*.iris, copied afresh on every
+# build of the fuzzer into <build>/tests/fuzz_corpus (fuzz.sh fuzzes a scratch copy of
+# that). Inputs that still crash the compiler live in tests/fuzz/crashes/, not here.
 file(GLOB IRISC_FUZZ_SEEDS CONFIGURE_DEPENDS
      ${CMAKE_CURRENT_LIST_DIR}/corpus/* ${PROJECT_SOURCE_DIR}/samples/*/*.iris)
 set(IRISC_FUZZ_CORPUS_DIR ${CMAKE_BINARY_DIR}/tests/fuzz_corpus)
-add_custom_command(TARGET irisc_fuzz_frontend POST_BUILD
+add_custom_target(irisc_fuzz_seed_corpus
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${IRISC_FUZZ_CORPUS_DIR}
   COMMAND ${CMAKE_COMMAND} -E make_directory ${IRISC_FUZZ_CORPUS_DIR}
   COMMAND ${CMAKE_COMMAND} -E copy ${IRISC_FUZZ_SEEDS} ${IRISC_FUZZ_CORPUS_DIR}
+  COMMENT "Copying the irisc fuzz seed corpus"
   VERBATIM)
+add_dependencies(irisc_fuzz_frontend irisc_fuzz_seed_corpus)
 
 if(IRISC_FUZZ)
   # Replays every seed once (no mutation): a quick regression check under ctest.

@@ -18,13 +18,28 @@ case $secs in '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;; esac
 B=${FUZZ_BUILD:-build-fuzz}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 
-pick() { for c in "$@"; do command -v "$c" >/dev/null 2>&1 && { command -v "$c"; return 0; }; done; return 1; }
-CXX_BIN=${FUZZ_CXX:-$(pick clang++ clang++-16 clang++-15 clang++-14 || true)}
-CC_BIN=${FUZZ_CC:-$(pick clang clang-16 clang-15 clang-14 || true)}
-if [ -z "$CXX_BIN" ] || [ -z "$CC_BIN" ]; then
-  echo "fuzz: FAILED: no clang/clang++ found (tools/scripts/install_deps.sh installs them)" >&2
+# The first clang++ that can link a libFuzzer binary (clang may be newer than the
+# installed compiler-rt, e.g. clang 18 with libclang-rt-14-dev: then clang++-14).
+fuzz_clang() {
+  local probe
+  probe=$(mktemp -d)
+  for c in ${FUZZ_CXX:-clang++ clang++-19 clang++-18 clang++-17 clang++-16 clang++-15 clang++-14}; do
+    command -v "$c" >/dev/null 2>&1 || continue
+    if printf 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }\n' |
+       "$c" -x c++ -fsanitize=fuzzer,address,undefined - -o "$probe/a.out" >/dev/null 2>&1; then
+      command -v "$c"
+      rm -rf "$probe"
+      return 0
+    fi
+  done
+  rm -rf "$probe"
+  return 1
+}
+if ! CXX_BIN=$(fuzz_clang); then
+  echo "fuzz: FAILED: no clang++ with libFuzzer found (tools/scripts/install_deps.sh installs clang and libclang-rt-14-dev)" >&2
   exit 1
 fi
+CC_BIN=$(dirname "$CXX_BIN")/$(basename "$CXX_BIN" | sed 's/clang++/clang/')  # clang++-14 -> clang-14
 
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER="$CC_BIN" -DCMAKE_CXX_COMPILER="$CXX_BIN" -DCUDAToolkit_ROOT="$cuda" \

@@ -3,7 +3,8 @@
 # The CUDA toolkit is expected at /usr/local/cuda (or CUDA_HOME); it is not a package here.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin
-      nlohmann-json3-dev libcli11-dev)
+      nlohmann-json3-dev libcli11-dev
+      clang libclang-rt-14-dev)  # clang + libFuzzer/sanitizer runtimes: fuzz.sh, sanitize.sh
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

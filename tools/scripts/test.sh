@@ -8,3 +8,9 @@ tools/scripts/build.sh
 B=${BUILD:-build}
 export NCCL_NVLS_ENABLE=0
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 300
+# The compiler under sanitizers and a short fuzzing run (clang and libFuzzer come from
+# install_deps.sh above). FUZZ_SECONDS=0 skips the fuzzing run.
+tools/scripts/sanitize.sh
+if [ "${FUZZ_SECONDS:-60}" -gt 0 ]; then
+  tools/scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi

@@ -47,6 +47,7 @@ class Kernel {
  private:
   friend class Module;
   CUfunc_st* fn_ = nullptr;
+  std::shared_ptr<const void> owner_;  // keeps the module loaded while the kernel lives
   std::string name_;
   std::vector<std::size_t> param_sizes_;
 };

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds the compiler and the CPU tests with AddressSanitizer + UndefinedBehaviorSanitizer
+# (+ LeakSanitizer) into build-asan (${ASAN_BUILD}) and runs them with ctest:
+#
+#   tools/scripts/sanitize.sh
+#
+#   1. compiler tests:  ctest -R "golden|Golden|irisc|Nvrtc|nvrtc"  (golden files, the
+#                       NVRTC toolchain, NVRTC device-header tests)
+#   2. other CPU tests: everything else that was built (runtime unit tests, no-driver,
+#                       JIT cache); the GPU suite, the samples, iris-bench and MPI are
+#                       not built (they need nvcc for device code, a GPU or mpirun).
+#
+# Any sanitizer report fails the test it happens in (halt_on_error), so the script exits
+# non-zero. Uses clang when installed (same toolchain as fuzz.sh), else g++.
+# tests/fuzz/lsan.supp holds the (few, explained) LeakSanitizer suppressions.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${ASAN_BUILD:-build-asan}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+root=$(pwd)
+
+# The first compiler that links an ASan+UBSan program: clang (matching compiler-rt),
+# else g++. ASAN_CXX/ASAN_CC choose one explicitly.
+san_ok() {
+  local probe ok=1
+  probe=$(mktemp -d)
+  printf 'int main() { return 0; }\n' | "$1" -x c++ -fsanitize=address,undefined - -o "$probe/a.out" \
+    >/dev/null 2>&1 && ok=0
+  rm -rf "$probe"
+  return $ok
+}
+CXX_BIN=${ASAN_CXX:-}
+if [ -z "$CXX_BIN" ]; then
+  for c in clang++ clang++-19 clang++-18 clang++-17 clang++-16 clang++-15 clang++-14 g++; do
+    command -v "$c" >/dev/null 2>&1 && san_ok "$c" && { CXX_BIN=$(command -v "$c"); break; }
+  done
+fi
+if [ -z "$CXX_BIN" ]; then
+  echo "sanitize: FAILED: no C++ compiler links -fsanitize=address,undefined" >&2
+  exit 1
+fi
+CC_BIN=${ASAN_CC:-$(dirname "$CXX_BIN")/$(basename "$CXX_BIN" | sed 's/clang++/clang/; s/g++/gcc/')}
+
+san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=1"
+
+start=$(date +%s)
+# Debug keeps assertions on; -O1 keeps the tests fast.
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_COMPILER="$CC_BIN" -DCMAKE_CXX_COMPILER="$CXX_BIN" -DCUDAToolkit_ROOT="$cuda" \
+  -DCMAKE_C_FLAGS="$san -O1" -DCMAKE_CXX_FLAGS="$san -O1" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DIRIS_BUILD_SAMPLES=OFF -DIRIS_WITH_MPI=OFF -DIRISC_FUZZ=OFF >/dev/null
+
+# The compiler, its CLI and every CPU test binary; plus whatever target the golden
+# tests bring (any target named *golden*). Missing names are skipped, not errors.
+available=$(cmake --build "$B" --target help | sed -n 's/^\([A-Za-z0-9_.+-]*\): .*/\1/p')
+want=(irisc_lib irisc iris_unit_tests iris_no_driver_tests iris_device_header_tests
+      irisc_nvrtc_tests iris_jit_cache_tests)
+want+=($(grep -i golden <<<"$available" || true))
+targets=()
+for t in "${want[@]}"; do
+  if grep -qx -- "$t" <<<"$available"; then targets+=("$t"); else echo "sanitize: no target $t, skipped"; fi
+done
+cmake --build "$B" -j "${JOBS:-2}" --target "${targets[@]}"
+built=$(date +%s)
+
+export NCCL_NVLS_ENABLE=0
+rc=0
+echo "sanitize: compiler tests (golden, irisc, NVRTC)"
+ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 --no-tests=error -R "golden|Golden|irisc|Nvrtc|nvrtc" || rc=1
+echo "sanitize: other CPU tests"
+# *_NOT_BUILT: tests of binaries deliberately not built here (the GPU suite).
+ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 \
+  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap" || rc=1
+done_at=$(date +%s)
+
+if [ "$rc" -ne 0 ]; then
+  echo "sanitize: FAILED (build $((built - start))s, tests $((done_at - built))s; see the test output above)"
+  exit 1
+fi
+echo "sanitize: OK (ASan+UBSan+LSan, $(basename "$CXX_BIN"); build $((built - start))s, tests $((done_at - built))s)"
