@@ -1025,6 +1025,49 @@ TEST(KnownBugs, DISABLED_IntegerOpOnFloatQuotesTheOperatorOnce) {
   EXPECT_NE(r.rendered_diagnostics.find("operator '%' needs integers"), std::string::npos) << r.rendered_diagnostics;
 }
 
+// emit_cuda prints user names unchanged, so they can collide with the names of the
+// generated code: a parameter `s` is shadowed by the per-slot loop counter
+// `for (int s = 0; ...)` and `load(x[i]) * s` silently multiplies by the slot index
+// (NVRTC accepts it: a miscompile).
+TEST(KnownBugs, DISABLED_ParameterNamedSIsNotShadowedBySlotLoops) {
+  const irisc::SourceBuffer src(
+      "s.iris", "kernel k(x: tensor<f32>[N], s: f32) {\n    for i in blocks(N, 64) {\n"
+                "        store(x[i], load(x[i]) * s);\n    }\n}\n");
+  irisc::CompileOptions o;
+  o.stop_after = irisc::Stage::cuda;
+  irisc::CompileResult r;
+  ASSERT_TRUE(compile_no_throw(src, o, &r));
+  ASSERT_TRUE(r.ok) << r.rendered_diagnostics;
+  EXPECT_EQ(r.cuda.find("[s] * s)"), std::string::npos) << "the slot counter shadows parameter s:\n" << r.cuda;
+}
+
+// ... and other names give CUDA that NVRTC rejects (ToolchainFailed): parameters named
+// like the context, a C++ keyword or a generated temporary, kernels named like a CUDA
+// math function or main. Either accept them (mangle) or reject them with a diagnostic.
+TEST(KnownBugs, DISABLED_UserNamesDoNotBreakTheGeneratedCode) {
+  SKIP_WITHOUT_NVRTC();
+  std::vector<std::pair<std::string, std::string>> cases;
+  for (const char* p : {"ctx", "class", "float", "bound0", "blockIdx", "iris_sms"}) {
+    cases.push_back({std::string("param_") + p,
+                     std::string("kernel k(x: tensor<f32>[N], ") + p + ": f32) {\n    for i in blocks(N, 64) {\n" +
+                         "        store(x[i], load(x[i]) * " + p + ");\n    }\n}\n"});
+  }
+  for (const char* k : {"norm", "sin", "main"}) {
+    cases.push_back({std::string("kernel_") + k,
+                     std::string("kernel ") + k + "(x: tensor<f32>[N]) {\n    store(x[0], 1.0);\n}\n"});
+  }
+  for (const auto& [name, text] : cases) {
+    const irisc::SourceBuffer src(name + ".iris", text);
+    irisc::CompileOptions o;
+    o.stop_after = irisc::Stage::ptx;
+    irisc::CompileResult r;
+    ASSERT_TRUE(compile_no_throw(src, o, &r));
+    for (const irisc::Diagnostic& d : r.diagnostics) {
+      EXPECT_NE(d.kind, irisc::DiagnosticKind::ToolchainFailed) << name << ":\n" << r.rendered_diagnostics;
+    }
+  }
+}
+
 // -D and -I are multi-value CLI11 options, so `irisc -DB=2048 file.iris` takes the file
 // name as a second -D value ("no input file", exit 2).
 TEST(KnownBugs, DISABLED_CliDefineBeforeTheInputFile) {
