@@ -16,5 +16,6 @@ add_dependencies(irisc_golden_tests irisc)
 gtest_discover_tests(irisc_golden_tests
   TEST_PREFIX "golden."
   DISCOVERY_MODE PRE_TEST
+  NO_PRETTY_VALUES
   DISCOVERY_TIMEOUT 60
   PROPERTIES SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" TIMEOUT 120)
