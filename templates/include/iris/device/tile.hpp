@@ -45,20 +45,28 @@ IRIS_DEVICE IRIS_FORCEINLINE void copy_vec(T* dst, const T* src) {
 }
 }  // namespace detail
 
+// Whether a tile of L at p is whole and aligned for VEC-wide accesses: then every
+// chunk moves as one vector, unrolled, with no per-element tests (the common case; a
+// per-chunk test made nvcc mix vector and scalar stores).
+template <class L, class T>
+IRIS_DEVICE IRIS_FORCEINLINE bool whole_and_aligned(const T* p, long long valid) {
+  constexpr unsigned long long kAlign = L::kVec * sizeof(T) >= 16 ? 16 : L::kVec * sizeof(T);
+  return valid >= L::kSize && reinterpret_cast<unsigned long long>(p) % kAlign == 0;
+}
+
 // r[s] = p[elem(s)] for elem(s) < valid, else 0. `p` may point into a peer's heap.
 template <class L, class T>
 IRIS_DEVICE IRIS_FORCEINLINE void load(T (&r)[L::kPerThread], const T* p, long long valid) {
   constexpr int V = L::kVec;
-  const bool aligned = (reinterpret_cast<unsigned long long>(p) % (V * sizeof(T) >= 16 ? 16 : V * sizeof(T))) == 0;
+  if (whole_and_aligned<L>(p, valid)) {
 #pragma unroll
-  for (int c = 0; c < L::kChunks; ++c) {
-    const long long e = L::elem(c * V);
-    if (aligned && e + V <= valid) {
-      detail::copy_vec<T, V>(&r[c * V], p + e);
-    } else {
+    for (int c = 0; c < L::kChunks; ++c) detail::copy_vec<T, V>(&r[c * V], p + L::elem(c * V));
+    return;
+  }
 #pragma unroll
-      for (int j = 0; j < V; ++j) r[c * V + j] = e + j < valid ? p[e + j] : T(0);
-    }
+  for (int s = 0; s < L::kPerThread; ++s) {
+    const long long e = L::elem(s);
+    r[s] = e < valid ? p[e] : T(0);
   }
 }
 
@@ -66,18 +74,15 @@ IRIS_DEVICE IRIS_FORCEINLINE void load(T (&r)[L::kPerThread], const T* p, long l
 template <class L, class T>
 IRIS_DEVICE IRIS_FORCEINLINE void store(T* p, const T (&r)[L::kPerThread], long long valid) {
   constexpr int V = L::kVec;
-  const bool aligned = (reinterpret_cast<unsigned long long>(p) % (V * sizeof(T) >= 16 ? 16 : V * sizeof(T))) == 0;
+  if (whole_and_aligned<L>(p, valid)) {
 #pragma unroll
-  for (int c = 0; c < L::kChunks; ++c) {
-    const long long e = L::elem(c * V);
-    if (aligned && e + V <= valid) {
-      detail::copy_vec<T, V>(p + e, &r[c * V]);
-    } else {
+    for (int c = 0; c < L::kChunks; ++c) detail::copy_vec<T, V>(p + L::elem(c * V), &r[c * V]);
+    return;
+  }
 #pragma unroll
-      for (int j = 0; j < V; ++j) {
-        if (e + j < valid) p[e + j] = r[c * V + j];
-      }
-    }
+  for (int s = 0; s < L::kPerThread; ++s) {
+    const long long e = L::elem(s);
+    if (e < valid) p[e] = r[s];
   }
 }
 
