@@ -5,6 +5,7 @@
 #include "compiler/codegen/emit_cuda.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -21,17 +22,43 @@ const char* cuda_type(ScalarType t) {
     case ScalarType::f32: return "float";
     case ScalarType::f16: return "__half";
     case ScalarType::bf16: return "__nv_bfloat16";
+    // One-token aliases (from the prelude): `T(0)` must parse for every T.
     case ScalarType::i32: return "int";
-    case ScalarType::i64: return "long long";
-    case ScalarType::u32: return "unsigned";
-    case ScalarType::u64: return "unsigned long long";
+    case ScalarType::i64: return "iris_i64";
+    case ScalarType::u32: return "iris_u32";
+    case ScalarType::u64: return "iris_u64";
     case ScalarType::boolean: return "bool";
-    case ScalarType::int_: return "long long";
+    case ScalarType::int_: return "iris_i64";
   }
   return "void";
 }
 
 std::string order_name(Order o) { return std::string("iris::device::Order::") + name(o); }
+
+// User names never meet generated ones (slot counters, ctx, CUDA built-ins, C++
+// keywords): parameters become p_<name>, size symbols s_<name>, kernels iris_k_<name>.
+std::string param_symbol(const std::string& n) { return "p_" + n; }
+std::string size_symbol(const std::string& n) { return "s_" + n; }
+
+// Rewrites a metadata expression (sizes, world, sms, iris_min/max) into kernel C++.
+std::string kernel_expr(const std::string& e) {
+  std::string out;
+  for (std::size_t i = 0; i < e.size();) {
+    if (std::isalpha(static_cast<unsigned char>(e[i])) || e[i] == '_') {
+      std::size_t j = i;
+      while (j < e.size() && (std::isalnum(static_cast<unsigned char>(e[j])) || e[j] == '_')) ++j;
+      const std::string id = e.substr(i, j - i);
+      if (id == "sms") out += "iris_sms";
+      else if (id == "world") out += "(iris_i64)ctx.world";
+      else if (id.rfind("iris_", 0) == 0) out += id;
+      else out += size_symbol(id);
+      i = j;
+    } else {
+      out += e[i++];
+    }
+  }
+  return out;
+}
 std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
 
 class KernelEmitter {
@@ -45,13 +72,14 @@ class KernelEmitter {
     // elements in each slot, so such kernels use one element per access.
     single_elements_ = has_tile_atomic(k_.body);
     for (std::int64_t s : sizes_) threads_ = static_cast<int>(std::min<std::int64_t>(threads_, s));
-    line(0, "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) + ") " + k_.name + "(");
+    line(0, "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(threads_) + ") " + kernel_symbol(k_.name) + "(");
     std::string params = "    const __grid_constant__ iris::device::Context ctx";
     for (const Param& p : k_.params) {
       params += ",\n    ";
-      params += p.is_tensor ? std::string(cuda_type(p.elem)) + "* __restrict__ " + p.name : std::string(cuda_type(p.elem)) + " " + p.name;
+      params += p.is_tensor ? std::string(cuda_type(p.elem)) + "* __restrict__ " + param_symbol(p.name)
+                            : std::string(cuda_type(p.elem)) + " " + param_symbol(p.name);
     }
-    for (const std::string& s : k_.size_symbols) params += ",\n    long long " + s;
+    for (const std::string& s : k_.size_symbols) params += ",\n    iris_i64 " + size_symbol(s);
     params += ",\n    long long iris_sms) {";
     out_ += params + "\n";
     line(1, "(void)iris_sms;");
@@ -76,8 +104,8 @@ class KernelEmitter {
           stmt(*s, 1);
           continue;
         }
-        const std::string n = "iris_n_" + s->name;
-        line(1, "const long long " + n + " = " + launch_expr(k_.roles[role++].programs_expr) + ";");
+        const std::string n = "iris_n_" + std::to_string(role);
+        line(1, "const long long " + n + " = " + kernel_expr(k_.roles[role++].programs_expr) + ";");
         line(1, "if ((long long)blockIdx.x >= iris_first && (long long)blockIdx.x < iris_first + " + n + ") {");
         line(2, "const long long iris_program = blockIdx.x - iris_first, iris_programs = " + n + ";");
         line(2, "(void)iris_program; (void)iris_programs;");
@@ -132,22 +160,6 @@ class KernelEmitter {
     for (const Var& v : k_.vars) {
       if (v.type.is_tile() || v.type.kind == TypeKind::Range) sizes_.insert(v.type.size);
     }
-  }
-
-  std::string launch_expr(const std::string& e) const {
-    std::string out;
-    for (std::size_t i = 0; i < e.size();) {
-      if (e.compare(i, 3, "sms") == 0 && (i + 3 >= e.size() || !isalnum(static_cast<unsigned char>(e[i + 3])))) {
-        out += "iris_sms";
-        i += 3;
-      } else if (e.compare(i, 5, "world") == 0) {
-        out += "(long long)ctx.world";
-        i += 5;
-      } else {
-        out += e[i++];
-      }
-    }
-    return out;
   }
 
   void line(int depth, const std::string& s) { out_ += std::string(static_cast<std::size_t>(depth) * 2, ' ') + s + "\n"; }
@@ -232,7 +244,7 @@ class KernelEmitter {
 
   // Pointer to the view's first element on `rank` (null: this rank).
   std::string view_ptr(const View& v, const ValuePtr& rank, int depth) {
-    const std::string base = k_.params[static_cast<std::size_t>(v.param)].name;
+    const std::string base = param_symbol(k_.params[static_cast<std::size_t>(v.param)].name);
     const std::string off = scalar(*v.offset, depth);
     if (!rank) return "(" + base + " + " + off + ")";
     return "(iris::device::translate(ctx, " + base + ", (int)" + scalar(*rank, depth) + ") + " + off + ")";
@@ -246,8 +258,8 @@ class KernelEmitter {
   std::string scalar(const Value& v, int depth) {
     switch (v.kind) {
       case ValueKind::Const: return literal(v);
-      case ValueKind::ParamRef: return k_.params[static_cast<std::size_t>(v.param)].name;
-      case ValueKind::SizeRef: return launch_expr(v.name);
+      case ValueKind::ParamRef: return param_symbol(k_.params[static_cast<std::size_t>(v.param)].name);
+      case ValueKind::SizeRef: return kernel_expr(v.name);
       case ValueKind::VarRef: return var_name(v.var);
       case ValueKind::BuiltinRef:
         switch (v.builtin) {
@@ -583,6 +595,22 @@ class KernelEmitter {
   bool single_elements_ = false;
 };
 
+bool value_uses(const Value& v, ScalarType t) {
+  if (v.type.elem == t) return true;
+  for (const ValuePtr& o : v.operands) {
+    if (value_uses(*o, t)) return true;
+  }
+  return false;
+}
+
+bool stmts_use(const std::vector<StmtPtr>& body, ScalarType t) {
+  for (const StmtPtr& s : body) {
+    if (s->value && value_uses(*s->value, t)) return true;
+    if (stmts_use(s->body, t) || stmts_use(s->else_body, t)) return true;
+  }
+  return false;
+}
+
 bool uses_type(const Module& m, ScalarType t) {
   for (const Kernel& k : m.kernels) {
     for (const Param& p : k.params) {
@@ -591,6 +619,7 @@ bool uses_type(const Module& m, ScalarType t) {
     for (const Var& v : k.vars) {
       if (v.type.elem == t) return true;
     }
+    if (stmts_use(k.body, t)) return true;
   }
   return false;
 }
@@ -604,6 +633,7 @@ CudaModule emit_cuda(const Module& module, const std::string& source_name) {
   if (uses_type(module, ScalarType::f16)) s += "#include <cuda_fp16.h>\n";
   if (uses_type(module, ScalarType::bf16)) s += "#include <cuda_bf16.h>\n";
   s += "#include <iris/device.hpp>\n\n";
+  s += "typedef long long iris_i64;\ntypedef unsigned iris_u32;\ntypedef unsigned long long iris_u64;\n";
   s += "__device__ __forceinline__ long long iris_min(long long a, long long b) { return a < b ? a : b; }\n";
   s += "__device__ __forceinline__ long long iris_max(long long a, long long b) { return a > b ? a : b; }\n";
   s += "__device__ __forceinline__ long long iris_div(long long a, long long b) {\n"

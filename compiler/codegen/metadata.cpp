@@ -17,12 +17,15 @@ std::string quote(const std::string& s) {
 
 }  // namespace
 
+std::string kernel_symbol(const std::string& name) { return "iris_k_" + name; }
+
 std::string metadata_json(const tir::Module& module, const std::vector<int>& threads) {
   std::string j = "{\"format\":\"irisc-metadata\",\"version\":1,\"kernels\":[";
   for (std::size_t i = 0; i < module.kernels.size(); ++i) {
     const tir::Kernel& k = module.kernels[i];
     if (i) j += ",";
-    j += "{\"name\":" + quote(k.name) + ",\"threads\":" + std::to_string(threads[i]);
+    j += "{\"name\":" + quote(k.name) + ",\"symbol\":" + quote(kernel_symbol(k.name)) +
+         ",\"threads\":" + std::to_string(threads[i]);
     j += ",\"grid\":" + quote(k.roles.empty() ? k.grid_expr : std::string());
     j += ",\"roles\":[";
     for (std::size_t r = 0; r < k.roles.size(); ++r) {

@@ -11,6 +11,10 @@
 
 namespace irisc {
 
+// The CUDA symbol of a kernel named `name` (user names are kept apart from C++ and
+// CUDA names such as `sin` or `main`).
+std::string kernel_symbol(const std::string& name);
+
 // `threads[i]` is the block size chosen for module.kernels[i].
 std::string metadata_json(const tir::Module& module, const std::vector<int>& threads);
 // A C/C++ string literal holding `text` (escaped, split over lines).

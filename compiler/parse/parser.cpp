@@ -438,10 +438,14 @@ class Parser {
     Depth guard(*this);
     if (!guard.ok) return error_expr();
     ExprPtr lhs = unary(no_greater);
+    // A chain a + b + c ... builds a left-deep tree that later phases walk recursively,
+    // so each operator counts as a level of nesting.
+    int chain = 0;
     while (true) {
       const TokenKind op = peek().kind;
       const int prec = precedence(op, no_greater);
       if (prec < min_prec) break;
+      if (!chain_ok(++chain)) break;
       advance();
       ExprPtr rhs = binary(prec + 1, no_greater);
       auto e = make_expr(ExprKind::Binary, SourceRange::join(lhs->range, rhs->range));
@@ -467,8 +471,34 @@ class Parser {
     return postfix(primary());
   }
 
+  // True while `chain` more levels still fit under kMaxNesting; reports once otherwise
+  // and skips the rest of the expression.
+  bool chain_ok(int chain) {
+    if (depth_ + chain <= kMaxNesting) return true;
+    if (!nesting_reported_) {
+      nesting_reported_ = true;
+      diags_.emit(DiagnosticKind::NestingTooDeep, peek().range, {std::to_string(kMaxNesting)});
+    }
+    recover_statement_no_consume();
+    return false;
+  }
+  // Skips to the ';' or '}' that ends the current statement, leaving it to the caller.
+  void recover_statement_no_consume() {
+    int depth = 0;
+    while (!at(TokenKind::EndOfFile)) {
+      const TokenKind k = peek().kind;
+      if (depth == 0 && (k == TokenKind::Semi || k == TokenKind::RBrace)) return;
+      if (k == TokenKind::LBrace || k == TokenKind::LParen || k == TokenKind::LBracket) ++depth;
+      if (k == TokenKind::RBrace || k == TokenKind::RParen || k == TokenKind::RBracket) --depth;
+      if (depth < 0) return;
+      advance();
+    }
+  }
+
   ExprPtr postfix(ExprPtr e) {
+    int chain = 0;
     while (true) {
+      if ((at(TokenKind::LBracket) || at(TokenKind::As)) && !chain_ok(++chain)) return e;
       if (at(TokenKind::LBracket)) {
         advance();
         auto idx = make_expr(ExprKind::Index, e->range);

@@ -234,6 +234,11 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
                     {type_name(a->type), type_name(b->type), " (a range can only be shifted by an integer: i + k)"});
         return error_value(e.range);
       }
+      // A zero literal divisor is an error whatever it is converted to below.
+      if ((op == BinOp::div || op == BinOp::rem) && is_literal(b) && !is_float(b->type.elem) && b->int_value == 0) {
+        diags_.emit(DiagnosticKind::DivisionByZero, e.range);
+        return error_value(e.range);
+      }
       // Element types: literals and the index type adapt; otherwise they must agree.
       ScalarType elem;
       if (a->type.elem == b->type.elem) {
@@ -358,14 +363,19 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
   View v;
   v.param = ent->index;
   ValuePtr offset;
+  std::vector<ValuePtr> idxs;
+  int ranges = 0;
   for (std::size_t d = 0; d < dims; ++d) {
-    ValuePtr idx = expr(*e.args[d + 1]);
+    idxs.push_back(expr(*e.args[d + 1]));
+    if (idxs.back()->type.kind == TypeKind::Range && ++ranges == 2) {
+      diags_.emit(DiagnosticKind::TwoRangeIndexes, e.args[d + 1]->range);
+      return std::nullopt;
+    }
+  }
+  for (std::size_t d = 0; d < dims; ++d) {
+    ValuePtr idx = idxs[d];
     ValuePtr start;
     if (idx->type.kind == TypeKind::Range) {
-      if (v.size) {
-        diags_.emit(DiagnosticKind::TwoRangeIndexes, e.args[d + 1]->range);
-        return std::nullopt;
-      }
       if (d + 1 != dims) {
         diags_.emit(DiagnosticKind::RangeNotLastIndex, e.args[d + 1]->range);
         return std::nullopt;

@@ -172,9 +172,13 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
     }
     st->lo = lo;
     st->hi = hi;
+  } else if (it.kind == ast::ExprKind::Call && it.name == "tiles") {
+    diags_.emit(DiagnosticKind::NotIterable, it.range, {"tiles(...) (2-D tile loops are not supported yet)"});
+    return;
   } else {
+    const int before = diags_.error_count();
     ValuePtr v = expr(it);
-    if (diags_.error_count() == 0 || v->type.kind != TypeKind::Void) {
+    if (diags_.error_count() == before) {  // else the expression's own error says enough
       diags_.emit(DiagnosticKind::NotIterable, it.range,
                   {it.kind == ast::ExprKind::Call ? it.name + "(...)" : type_name(v->type)});
     }

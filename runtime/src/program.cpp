@@ -60,6 +60,7 @@ std::vector<ProgramKernel> parse_program_metadata(const std::string& text) {
     for (const auto& k : j.at("kernels")) {
       ProgramKernel pk;
       pk.name = k.at("name").get<std::string>();
+      pk.symbol = k.at("symbol").get<std::string>();
       pk.threads = k.at("threads").get<int>();
       pk.grid = k.at("grid").get<std::string>();
       for (const auto& r : k.at("roles")) pk.roles.push_back({r.at("name"), r.at("programs")});
@@ -98,7 +99,7 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
   IRIS_CU(cuMemcpyDtoH(json.data(), dptr, bytes));
   while (!json.empty() && json.back() == '\0') json.pop_back();
   kernels_ = parse_program_metadata(json);
-  for (const ProgramKernel& k : kernels_) functions_.push_back(module_.kernel(k.name));
+  for (const ProgramKernel& k : kernels_) functions_.push_back(module_.kernel(k.symbol));
 }
 
 const ProgramKernel& Program::kernel(const std::string& name) const {

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     const unsigned long long n16 = n / 4;
     const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n);
+    ctx.barrier();  // the peer's source is written before it is read
     ctx.copy_to_host(want.data(), src.on_rank(from), src.bytes());
 
     std::optional<Program> cli, jit;

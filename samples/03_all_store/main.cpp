@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     const unsigned long long n16 = n / 4;
     const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n * static_cast<std::size_t>(world));
+    ctx.barrier();  // every rank's source is written before it is read
     for (int r = 0; r < ctx.world(); ++r) ctx.copy_to_host(want.data() + r * n, src.on_rank(r), src.bytes());
     std::optional<Program> cli, jit;
     std::optional<iris_kernels::all_store::Kernels> emb;

@@ -182,6 +182,7 @@ TEST_P(Runtime, Broadcasts) {
     require(v == 2.5, "scalar broadcast");
     auto t = ctx.rand<float>(12345, 77);
     std::vector<float> want(t.numel());
+    ctx.barrier();  // the root's random numbers are written before anyone reads them
     ctx.copy_to_host(want.data(), t.on_rank(root), t.bytes());
     ctx.barrier();
     ctx.broadcast(t, root);

@@ -52,8 +52,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sm_90a", "sm_90", "sm_80"}));
   app.add_option("--emit", emit, "what to produce")
       ->check(CLI::IsMember({"tokens", "ast", "tir", "cuda", "ptx", "cubin", "header", "metadata"}));
-  app.add_option("-D", defines, "set a compile-time parameter: -DNAME=VALUE");
-  app.add_option("-I", includes, "extra include directory for the CUDA toolchain");
+  app.add_option("-D", defines, "set a compile-time parameter: -DNAME=VALUE")->allow_extra_args(false);
+  app.add_option("-I", includes, "extra include directory for the CUDA toolchain")->allow_extra_args(false);
   app.add_option("-O", opt, "optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
   app.add_flag("-g", line_info, "keep source line information in PTX/cubin");
   app.add_flag("--Werror,-W", werror, "treat warnings as errors");

@@ -66,6 +66,7 @@ struct ProgramRole {
 
 struct ProgramKernel {
   std::string name;
+  std::string symbol;  // the function in the code object
   int threads = 256;
   std::string grid;  // expression over sms, world and sizes; empty when roles are used
   std::vector<ProgramRole> roles;
