@@ -175,6 +175,7 @@ class Lexer {
     }
     // A literal must not run into letters, digits or another dot ("12abc", "1.2.3").
     while (pos_ < text_.size() && (is_ident_char(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '.')) {
+      if (text_[pos_] == '.' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '.') break;  // `0..4`
       if (why.empty()) why = text_[pos_] == '.' ? ": more than one '.'" : ": unexpected characters after the number";
       ++pos_;
     }

@@ -61,14 +61,19 @@ class Parser {
   }
   // Reports "expected X, found Y" once per position (error tokens were reported by the lexer).
   bool expect(TokenKind k, const char* what = nullptr) {
+    if (bail_) return false;
     if (accept(k)) return true;
     report(DiagnosticKind::ExpectedToken, what ? std::string(what) : token_kind_spelling(k));
     return false;
   }
   void report(DiagnosticKind kind, const std::string& what) {
-    if (peek().kind == TokenKind::Error || last_error_pos_ == pos_) return;
+    if (bail_ || peek().kind == TokenKind::Error || last_error_pos_ == pos_) return;
     last_error_pos_ = pos_;
-    if (kind == DiagnosticKind::ExpectedToken) {
+    if (kind == DiagnosticKind::ExpectedToken && what == "';'" && pos_ > 0) {
+      // A missing ';' belongs at the end of what came before it, not on the next line.
+      const std::uint32_t end = toks_.tokens[pos_ - 1].range.end;
+      diags_.emit(kind, SourceRange{end, end}, {what, found()});
+    } else if (kind == DiagnosticKind::ExpectedToken) {
       diags_.emit(kind, peek().range, {what, found()});
     } else {
       diags_.emit(kind, peek().range, {found()});
@@ -86,11 +91,8 @@ class Parser {
   struct Depth {
     Parser& p;
     bool ok;
-    explicit Depth(Parser& parser) : p(parser), ok(++parser.depth_ <= kMaxNesting) {
-      if (!ok && !parser.nesting_reported_) {
-        parser.nesting_reported_ = true;
-        parser.diags_.emit(DiagnosticKind::NestingTooDeep, parser.peek().range, {std::to_string(kMaxNesting)});
-      }
+    explicit Depth(Parser& parser) : p(parser), ok(++parser.depth_ <= kMaxNesting && !parser.bail_) {
+      if (!ok) parser.too_deep();
     }
     ~Depth() { --p.depth_; }
   };
@@ -171,6 +173,11 @@ class Parser {
     }
     k.body = block();
     k.range = from(start);
+    if (bail_) {
+      bail_ = false;
+      recover_to_next_kernel();
+      return std::nullopt;
+    }
     return k;
   }
 
@@ -222,7 +229,7 @@ class Parser {
       skip_balanced_to_close();
       return out;
     }
-    while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile) && !diags_.too_many_errors()) {
+    while (!bail_ && !at(TokenKind::RBrace) && !at(TokenKind::EndOfFile) && !diags_.too_many_errors()) {
       if (at(TokenKind::Kernel)) break;  // a missing '}' before the next kernel
       const std::size_t before = pos_;
       if (StmtPtr s = statement()) out.push_back(std::move(s));
@@ -251,6 +258,7 @@ class Parser {
   }
 
   StmtPtr statement() {
+    if (bail_) return nullptr;
     const SourceRange start = peek().range;
     switch (peek().kind) {
       case TokenKind::Let: {
@@ -350,6 +358,7 @@ class Parser {
   StmtPtr if_stmt() {
     const SourceRange start = advance().range;  // 'if'
     Depth guard(*this);
+    if (!guard.ok) return nullptr;
     auto s = make(StmtKind::If, start);
     s->cond = expr();
     s->body = block();
@@ -357,8 +366,6 @@ class Parser {
       if (at(TokenKind::If)) {
         if (guard.ok) {
           if (StmtPtr nested = if_stmt()) s->else_body.push_back(std::move(nested));
-        } else {
-          recover_statement();
         }
       } else {
         s->else_body = block();
@@ -458,6 +465,7 @@ class Parser {
   }
 
   ExprPtr unary(bool no_greater) {
+    if (bail_) return error_expr();
     if (at(TokenKind::Minus) || at(TokenKind::Bang)) {
       Depth guard(*this);
       if (!guard.ok) return error_expr();
@@ -474,27 +482,17 @@ class Parser {
   // True while `chain` more levels still fit under kMaxNesting; reports once otherwise
   // and skips the rest of the expression.
   bool chain_ok(int chain) {
-    if (depth_ + chain <= kMaxNesting) return true;
-    if (!nesting_reported_) {
-      nesting_reported_ = true;
-      diags_.emit(DiagnosticKind::NestingTooDeep, peek().range, {std::to_string(kMaxNesting)});
-    }
-    recover_statement_no_consume();
+    if (depth_ + chain <= kMaxNesting && !bail_) return true;
+    too_deep();
     return false;
   }
-  // Skips to the ';' or '}' that ends the current statement, leaving it to the caller.
-  void recover_statement_no_consume() {
-    int depth = 0;
-    while (!at(TokenKind::EndOfFile)) {
-      const TokenKind k = peek().kind;
-      if (depth == 0 && (k == TokenKind::Semi || k == TokenKind::RBrace)) return;
-      if (k == TokenKind::LBrace || k == TokenKind::LParen || k == TokenKind::LBracket) ++depth;
-      if (k == TokenKind::RBrace || k == TokenKind::RParen || k == TokenKind::RBracket) --depth;
-      if (depth < 0) return;
-      advance();
-    }
-  }
 
+  // Too deep: report once, then give up on this kernel (its tree would be truncated
+  // anyway); parsing resumes at the next 'kernel' with nothing more reported.
+  void too_deep() {
+    if (!bail_) diags_.emit(DiagnosticKind::NestingTooDeep, peek().range, {std::to_string(kMaxNesting)});
+    bail_ = true;
+  }
   ExprPtr postfix(ExprPtr e) {
     int chain = 0;
     while (true) {
@@ -516,7 +514,10 @@ class Parser {
         auto c = make_expr(ExprKind::Cast, e->range);
         c->args.push_back(std::move(e));
         c->type_arg = type();
-        if (!c->type_arg) c->type_arg = TypeRef{};
+        if (!c->type_arg) {
+          if (at(TokenKind::Identifier)) advance();  // the would-be type name
+          c->type_arg = TypeRef{};
+        }
         c->range = from(c->range);
         e = std::move(c);
       } else {
@@ -551,6 +552,7 @@ class Parser {
         advance();
         ExprPtr inner = expr();
         expect(TokenKind::RParen);
+        inner->range = from(t.range);
         return inner;
       }
       case TokenKind::LBracket: {
@@ -600,6 +602,7 @@ class Parser {
     e->type_arg = type_arg;
     if (!at(TokenKind::RParen)) {
       do {
+        if (at(TokenKind::RParen)) break;  // a trailing comma
         if (at(TokenKind::Identifier) && peek(1).kind == TokenKind::Colon) {
           NamedArg n;
           n.name = std::string(toks_.text(peek()));
@@ -622,7 +625,7 @@ class Parser {
   std::size_t pos_ = 0;
   std::size_t last_error_pos_ = ~std::size_t{0};
   int depth_ = 0;
-  bool nesting_reported_ = false;
+  bool bail_ = false;
 };
 
 }  // namespace

@@ -127,7 +127,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
         s->signal_op = op->name == "add" ? SignalOp::add : SignalOp::set;
       } else {
         diags_.emit(DiagnosticKind::BadNamedValue, op->range,
-                    {op->kind == ast::ExprKind::Name ? op->name : "this", "signal op", "set or add"});
+                    {std::string(diags_.source()->slice(op->range)), "signal op", "set or add"});
       }
     }
     if (!as_statement) return no_value();

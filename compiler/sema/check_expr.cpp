@@ -105,7 +105,7 @@ int KernelChecker::new_var(const std::string& name, Type type, bool mutable_) {
 
 ValuePtr KernelChecker::coerce(ValuePtr v, ScalarType to, SourceRange where) {
   const ScalarType from = v->type.elem;
-  if (from == to) return v;
+  if (from == to || v->error) return v;
   // Literals and the index type adapt to the other operand; everything else needs `as`.
   const bool adapts = (is_literal(v) && (from != ScalarType::boolean) && (to != ScalarType::boolean) &&
                        !(is_float(from) && is_integer(to))) ||
@@ -113,7 +113,7 @@ ValuePtr KernelChecker::coerce(ValuePtr v, ScalarType to, SourceRange where) {
   if (!adapts) {
     diags_.emit(DiagnosticKind::TypeMismatch, where,
                 {ast::scalar_type_name(from), ast::scalar_type_name(to), std::string(" (convert with 'as ") + ast::scalar_type_name(to) + "')"});
-    return v;
+    return error_value(where);
   }
   auto c = make(ValueKind::Cast, v->type, v->range);
   c->type.elem = to;
@@ -181,6 +181,7 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     }
     case ExprKind::Unary: {
       ValuePtr a = expr(*e.args[0]);
+      if (a->error) return a;
       if (a->type.kind == TypeKind::Range) {
         diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"a range", "an operator", ""});
         return error_value(e.range);
@@ -206,6 +207,7 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
         } else {
           if (a->int_value == std::numeric_limits<std::int64_t>::min()) {
             diags_.emit(DiagnosticKind::ConstantOverflow, e.range, {"negation"});
+            return error_value(e.range);
           }
           a->int_value = -a->int_value;
         }
@@ -220,6 +222,8 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     case ExprKind::Binary: {
       ValuePtr a = expr(*e.args[0]);
       ValuePtr b = expr(*e.args[1]);
+      if (a->error) return a;
+      if (b->error) return b;
       const BinOp op = *binop_of(e.op);
       // Range arithmetic: i + k / i - k shift a range.
       if (a->type.kind == TypeKind::Range || b->type.kind == TypeKind::Range) {
@@ -240,7 +244,7 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
         return error_value(e.range);
       }
       // Element types: literals and the index type adapt; otherwise they must agree.
-      ScalarType elem;
+      ScalarType elem = a->type.elem;
       if (a->type.elem == b->type.elem) {
         elem = a->type.elem;
       } else if (is_literal(b) || (b->type.elem == ScalarType::int_ && is_integer(a->type.elem))) {
@@ -254,6 +258,8 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
                     {type_name(a->type), type_name(b->type), " (convert one side with 'as')"});
         return error_value(e.range);
       }
+      if (a->error) return a;  // the coercion above reported why
+      if (b->error) return b;
       if ((op == BinOp::land || op == BinOp::lor) != (elem == ScalarType::boolean)) {
         diags_.emit(DiagnosticKind::TypeMismatch, e.range,
                     {type_name(a->type), type_name(b->type),
@@ -293,6 +299,7 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     }
     case ExprKind::Cast: {
       ValuePtr a = expr(*e.args[0]);
+      if (a->error) return a;
       const ScalarType to = e.type_arg->type;
       if (a->type.kind != TypeKind::Scalar && a->type.kind != TypeKind::Tile) {
         diags_.emit(DiagnosticKind::BadCast, e.range, {type_name(a->type), ast::scalar_type_name(to)});
@@ -461,7 +468,7 @@ Order KernelChecker::order_arg(const ast::Expr& call, Order dflt) {
     if (o->kind == ast::ExprKind::Name && o->name == names[i]) return static_cast<Order>(i);
   }
   diags_.emit(DiagnosticKind::BadNamedValue, o->range,
-              {o->kind == ast::ExprKind::Name ? o->name : "this", "memory order", "relaxed, acquire, release or acq_rel"});
+              {std::string(diags_.source()->slice(o->range)), "memory order", "relaxed, acquire, release or acq_rel"});
   return dflt;
 }
 
@@ -473,7 +480,7 @@ Scope KernelChecker::scope_arg(const ast::Expr& call, Scope dflt) {
     if (s->kind == ast::ExprKind::Name && s->name == names[i]) return static_cast<Scope>(i);
   }
   diags_.emit(DiagnosticKind::BadNamedValue, s->range,
-              {s->kind == ast::ExprKind::Name ? s->name : "this", "scope", "block, device or system"});
+              {std::string(diags_.source()->slice(s->range)), "scope", "block, device or system"});
   return dflt;
 }
 

@@ -227,7 +227,8 @@ void KernelChecker::run() {
             auto v = e2.eval(*s->value, &t2);
             if (!v || *v < 1) {
               diags_.emit(DiagnosticKind::RoleProgramsMayBeZero, s->value->range,
-                          {s->name, std::string(diags_.source()->slice(s->value->range)), std::to_string(sm)});
+                          {s->name, std::string(diags_.source()->slice(s->value->range)),
+                           "sms = " + std::to_string(sm) + ", world = " + std::to_string(w)});
               reported = true;
             }
           }

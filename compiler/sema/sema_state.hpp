@@ -68,7 +68,12 @@ class KernelChecker {
     c->int_value = v;
     return c;
   }
-  tir::ValuePtr error_value(SourceRange r) { return int_const(0, r); }
+  // A placeholder after a diagnostic; operations on it stay silent (no cascades).
+  tir::ValuePtr error_value(SourceRange r) {
+    auto v = int_const(0, r);
+    v->error = true;
+    return v;
+  }
 
   const ast::Kernel& k_;
   const SemaOptions& opts_;

@@ -109,6 +109,7 @@ struct Value {
   ValueKind kind;
   Type type;
   SourceRange range;
+  bool error = false;  // stands in for an expression that already had a diagnostic
   std::int64_t int_value = 0;
   double float_value = 0;
   int param = -1;

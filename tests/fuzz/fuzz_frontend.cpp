@@ -6,12 +6,16 @@
 //   * compile() with stop_after = tir (lex -> parse -> sema -> passes -> TIR print),
 //     once plain and once with -D defines, a different target, -Werror and
 //     --dump-ir-after=all (chosen from the input so that the fuzzer can steer them),
+//   * for inputs that check cleanly, the pass pipeline once more by hand, checking that
+//     no pass drops a side effect (the number of atomics in the TIR stays the same),
 //   * and, for inputs that checked cleanly, the CUDA C++ emitter (stop_after = cuda).
 // Nothing here reaches the CUDA toolchain: stop_after never goes past Stage::cuda, so
 // NVRTC is never loaded.
 //
 // The compiler promises never to throw, assert or crash on bad input; any exception
-// that escapes, any sanitizer report and any broken invariant below is a bug.
+// that escapes, any sanitizer report and any broken invariant below is a bug. So is a
+// ToolchainFailed diagnostic before the toolchain runs: it means the TIR verifier
+// (on in this build: -UNDEBUG) caught a pass breaking the IR.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +25,10 @@
 #include "compiler/diagnostics/diagnostics.hpp"
 #include "compiler/driver/compile.hpp"
 #include "compiler/lex/lexer.hpp"
+#include "compiler/parse/parser.hpp"
+#include "compiler/passes/pipeline.hpp"
+#include "compiler/sema/sema.hpp"
+#include "compiler/tir/tir.hpp"
 #include "compiler/source/source_buffer.hpp"
 
 namespace {
@@ -38,6 +46,42 @@ void check_result(const irisc::CompileResult& r) {
   for (const irisc::Diagnostic& d : r.diagnostics)
     errors += d.severity == irisc::Severity::error && d.kind != irisc::DiagnosticKind::TooManyErrors;
   if (errors != r.errors) fail("error diagnostics disagree with the error count");
+  for (const irisc::Diagnostic& d : r.diagnostics) {
+    if (d.kind == irisc::DiagnosticKind::ToolchainFailed) {
+      std::fprintf(stderr, "%s\n", r.rendered_diagnostics.c_str());
+      fail("ToolchainFailed without the toolchain (TIR verifier error after a pass)");
+    }
+  }
+}
+
+std::size_t count(const std::string& text, const char* what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Runs lex -> parse -> check -> passes by hand and checks that the passes keep every
+// atomic (each has an effect on memory, wherever it sits: a let's value, an index,
+// a rank argument). Only for programs that check without errors.
+void check_passes_keep_effects(const irisc::SourceBuffer& src) {
+  irisc::Diagnostics diags(&src);
+  irisc::TokenBuffer toks = irisc::lex(src, diags);
+  if (diags.has_errors()) return;
+  irisc::ast::Module ast = irisc::parse(toks, diags);
+  if (diags.has_errors()) return;
+  irisc::tir::Module tm = irisc::check(ast, irisc::SemaOptions{}, diags);
+  if (diags.has_errors()) return;
+  const std::string before = irisc::tir::print(tm);
+  const irisc::PipelineLog log = irisc::run_pipeline(tm, {});
+  if (!log.verify_error.empty()) {
+    std::fprintf(stderr, "%s\n", log.verify_error.c_str());
+    fail("TIR verifier error after a pass");
+  }
+  const std::string after = irisc::tir::print(tm);
+  if (count(after, "atomic_") != count(before, "atomic_")) {
+    std::fprintf(stderr, "---- TIR before the passes ----\n%s---- after ----\n%s", before.c_str(), after.c_str());
+    fail("a pass dropped (or duplicated) an atomic");
+  }
 }
 
 void check_tokens(const irisc::SourceBuffer& src) {
@@ -85,10 +129,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   d.target = (sel & 0x40) ? "sm_80" : "sm_90";
   d.warnings_as_errors = (sel & 0x80) != 0;
   d.dump_ir_after = "all";
+  d.time_passes = true;
   check_result(irisc::compile(src, d));
 
   // The CUDA C++ emitter has no dependence on NVRTC; run it on what checked cleanly.
   if (plain.ok) {
+    check_passes_keep_effects(src);
     o.stop_after = irisc::Stage::cuda;
     const irisc::CompileResult c = irisc::compile(src, o);
     check_result(c);
