@@ -31,6 +31,31 @@ bool atomic_supports(AtomicOp op, ScalarType t) {
 
 }  // namespace
 
+std::optional<FlagOperands> KernelChecker::flag_operands(const std::string& fn, const ast::Expr& flag_expr,
+                                                         const ast::Expr& value_expr) {
+  auto flag = view(flag_expr, fn);
+  if (!flag) return std::nullopt;
+  if (flag->size) {
+    diags_.emit(DiagnosticKind::ExpectedScalarElement, flag_expr.range, {fn});
+    return std::nullopt;
+  }
+  const Param& fp = out_.params[static_cast<std::size_t>(flag->param)];
+  if (!is_integer(fp.elem) || (byte_size(fp.elem) != 4 && byte_size(fp.elem) != 8)) {
+    diags_.emit(DiagnosticKind::AtomicTypeUnsupported, flag_expr.range,
+                {fn, std::string(ast::scalar_type_name(fp.elem)) + " flags (use u32, i32, u64 or i64)"});
+    return std::nullopt;
+  }
+  ValuePtr value = expr(value_expr);
+  if (value->error) return std::nullopt;
+  if (!value->type.is_scalar()) {
+    diags_.emit(DiagnosticKind::ExpectedScalarElement, value_expr.range, {fn});
+    return std::nullopt;
+  }
+  value = coerce(value, fp.elem, value_expr.range);
+  if (value->error) return std::nullopt;
+  return FlagOperands{*flag, value};
+}
+
 ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
   const std::string& fn = e.name;
   auto want_args = [&](std::size_t n) {
@@ -94,23 +119,10 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
   }
   if (fn == "signal") {
     if (!check_named(e, {"to", "op", "order", "scope"}) || !want_args(2)) return no_value();
-    auto flag = view(*e.args[0], fn);
-    if (!flag) return no_value();
-    if (flag->size) {
-      diags_.emit(DiagnosticKind::ExpectedScalarElement, e.args[0]->range, {fn});
-      return no_value();
-    }
-    const Param& fp = out_.params[static_cast<std::size_t>(flag->param)];
-    if (!is_integer(fp.elem) || (byte_size(fp.elem) != 4 && byte_size(fp.elem) != 8)) {
-      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {"signal", std::string(ast::scalar_type_name(fp.elem)) + " flags (use u32, i32, u64 or i64)"});
-      return no_value();
-    }
-    ValuePtr value = expr(*e.args[1]);
-    if (!value->type.is_scalar()) {
-      diags_.emit(DiagnosticKind::ExpectedScalarElement, e.args[1]->range, {fn});
-      return no_value();
-    }
-    value = coerce(value, fp.elem, e.args[1]->range);
+    auto ops = flag_operands(fn, *e.args[0], *e.args[1]);
+    if (!ops) return no_value();
+    const View* flag = &ops->flag;
+    const ValuePtr value = ops->value;
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::Signal;
     s->range = e.range;
@@ -154,23 +166,10 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       diags_.emit(DiagnosticKind::WaitNeedsComparison, c.range);
       return no_value();
     }
-    auto flag = view(*c.args[0], fn);
-    if (!flag) return no_value();
-    if (flag->size) {
-      diags_.emit(DiagnosticKind::ExpectedScalarElement, c.args[0]->range, {fn});
-      return no_value();
-    }
-    const Param& fp = out_.params[static_cast<std::size_t>(flag->param)];
-    if (!is_integer(fp.elem) || (byte_size(fp.elem) != 4 && byte_size(fp.elem) != 8)) {
-      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, c.args[0]->range, {"wait", std::string(ast::scalar_type_name(fp.elem)) + " flags (use u32, i32, u64 or i64)"});
-      return no_value();
-    }
-    ValuePtr value = expr(*c.args[1]);
-    if (!value->type.is_scalar()) {
-      diags_.emit(DiagnosticKind::ExpectedScalarElement, c.args[1]->range, {fn});
-      return no_value();
-    }
-    value = coerce(value, fp.elem, c.args[1]->range);
+    auto ops = flag_operands(fn, *c.args[0], *c.args[1]);
+    if (!ops) return no_value();
+    const View* flag = &ops->flag;
+    const ValuePtr value = ops->value;
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::Wait;
     s->range = e.range;

@@ -21,6 +21,13 @@ struct Entity {
   SourceRange range;
 };
 
+// The flag of a signal or wait: one element of a 4- or 8-byte integer tensor, and the
+// scalar compared with or written to it, converted to the flag's type.
+struct FlagOperands {
+  tir::View flag;
+  tir::ValuePtr value;
+};
+
 class KernelChecker {
  public:
   KernelChecker(const ast::Kernel& k, const SemaOptions& opts, Diagnostics& diags, tir::Kernel& out)
@@ -44,6 +51,8 @@ class KernelChecker {
   // Converts v to `to` element type if v is a literal constant (or int_), else reports.
   tir::ValuePtr coerce(tir::ValuePtr v, tir::ScalarType to, SourceRange where);
   tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
+  std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,
+                                                   const ast::Expr& value_expr);
 
   // ---- statements (check_stmt.cpp) ----------------------------------------------------
   void block(const std::vector<ast::StmtPtr>& body, std::vector<tir::StmtPtr>& out, bool top_level);

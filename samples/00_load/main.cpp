@@ -25,15 +25,11 @@ int main(int argc, char** argv) {
     ctx.copy_to_host(want.data(), src.on_rank(from), src.bytes());
 
     std::vector<Variant> variants{{"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16, from); }}};
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::load::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "load");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "load");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::load::Kernels> paths(ctx, args, "load");
     const std::int64_t from64 = from;
-    variants.push_back({"cli", [&] { cli->launch("load_from_peer", {dst, src, from64}); }});
-    variants.push_back({"jit", [&] { jit->launch("load_from_peer", {dst, src, from64}); }});
-    variants.push_back({"embedded", [&] { emb->load_from_peer(dst, src, from64); }});
+    variants.push_back({"cli", [&] { paths.cli->launch("load_from_peer", {dst, src, from64}); }});
+    variants.push_back({"jit", [&] { paths.jit->launch("load_from_peer", {dst, src, from64}); }});
+    variants.push_back({"embedded", [&] { paths.embedded->load_from_peer(dst, src, from64); }});
 
     Measure m;
     m.reset = [&] { dst = ctx.full<float>(n, -1.0); };

@@ -25,17 +25,13 @@ int main(int argc, char** argv) {
     ctx.barrier();  // the peer's source is written before it is read
     ctx.copy_to_host(want.data(), src.on_rank(from), src.bytes());
 
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::store::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "store");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "store");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::store::Kernels> paths(ctx, args, "store");
     const std::int64_t to64 = to;
     std::vector<Variant> variants{
         {"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16, to); }},
-        {"cli", [&] { cli->launch("store_to_peer", {dst, src, to64}); }},
-        {"jit", [&] { jit->launch("store_to_peer", {dst, src, to64}); }},
-        {"embedded", [&] { emb->store_to_peer(dst, src, to64); }},
+        {"cli", [&] { paths.cli->launch("store_to_peer", {dst, src, to64}); }},
+        {"jit", [&] { paths.jit->launch("store_to_peer", {dst, src, to64}); }},
+        {"embedded", [&] { paths.embedded->store_to_peer(dst, src, to64); }},
     };
     Measure m;
     m.reset = [&] {

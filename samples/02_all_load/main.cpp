@@ -26,16 +26,12 @@ int main(int argc, char** argv) {
       ctx.copy_to_host(part.data(), src.on_rank(r), src.bytes());
       for (std::size_t i = 0; i < n; ++i) want[i] += part[i];
     }
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::all_load::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "all_load");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "all_load");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::all_load::Kernels> paths(ctx, args, "all_load");
     std::vector<Variant> variants{
         {"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16); }},
-        {"cli", [&] { cli->launch("sum_all_ranks", {dst, src}); }},
-        {"jit", [&] { jit->launch("sum_all_ranks", {dst, src}); }},
-        {"embedded", [&] { emb->sum_all_ranks(dst, src); }},
+        {"cli", [&] { paths.cli->launch("sum_all_ranks", {dst, src}); }},
+        {"jit", [&] { paths.jit->launch("sum_all_ranks", {dst, src}); }},
+        {"embedded", [&] { paths.embedded->sum_all_ranks(dst, src); }},
     };
     Measure m;
     m.reset = [&] { dst = ctx.full<float>(n, -1.0); };

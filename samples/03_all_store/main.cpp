@@ -24,16 +24,12 @@ int main(int argc, char** argv) {
     std::vector<float> want(n * static_cast<std::size_t>(world));
     ctx.barrier();  // every rank's source is written before it is read
     for (int r = 0; r < ctx.world(); ++r) ctx.copy_to_host(want.data() + r * n, src.on_rank(r), src.bytes());
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::all_store::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "all_store");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "all_store");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::all_store::Kernels> paths(ctx, args, "all_store");
     std::vector<Variant> variants{
         {"cuda", [&] { ctx.launch(k, cfg, dst.data(), src.data(), n16); }},
-        {"cli", [&] { cli->launch("store_to_all", {dst, src}); }},
-        {"jit", [&] { jit->launch("store_to_all", {dst, src}); }},
-        {"embedded", [&] { emb->store_to_all(dst, src); }},
+        {"cli", [&] { paths.cli->launch("store_to_all", {dst, src}); }},
+        {"jit", [&] { paths.jit->launch("store_to_all", {dst, src}); }},
+        {"embedded", [&] { paths.embedded->store_to_all(dst, src); }},
     };
     Measure m;
     m.reset = [&] {

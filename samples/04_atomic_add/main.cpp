@@ -19,16 +19,12 @@ int main(int argc, char** argv) {
     Kernel k = ctx.load_module(embedded::sample_kernels(), "04_atomic_add kernels").kernel("add_everywhere");
     const unsigned long long nn = n;
     const LaunchConfig cfg{grid_for(ctx, n, 256), 256};
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::atomic_add::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "atomic_add");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "atomic_add");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::atomic_add::Kernels> paths(ctx, args, "atomic_add");
     std::vector<Variant> variants{
         {"cuda", [&] { ctx.launch(k, cfg, counters.data(), nn); }},
-        {"cli", [&] { cli->launch("add_everywhere", {counters}); }},
-        {"jit", [&] { jit->launch("add_everywhere", {counters}); }},
-        {"embedded", [&] { emb->add_everywhere(counters); }},
+        {"cli", [&] { paths.cli->launch("add_everywhere", {counters}); }},
+        {"jit", [&] { paths.jit->launch("add_everywhere", {counters}); }},
+        {"embedded", [&] { paths.embedded->add_everywhere(counters); }},
     };
     Measure m;
     m.reset = [&] {

@@ -29,11 +29,7 @@ int main(int argc, char** argv) {
     auto prev = ctx.zeros<std::uint32_t>(n);
     Kernel token = mod.kernel("xchg_token"), swap = mod.kernel("xchg_slots");
     const LaunchConfig cfg{grid_for(ctx, n, 256), 256};
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::atomic_xchg::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "atomic_xchg");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "atomic_xchg");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::atomic_xchg::Kernels> irisc_paths(ctx, args, "atomic_xchg");
     const std::int64_t to64 = to;
     struct Path {
       std::string name;
@@ -42,9 +38,9 @@ int main(int argc, char** argv) {
     std::vector<Path> paths{
         {"cuda", [&] { ctx.launch(token, LaunchConfig{1, 32}, slot.data(), old1.data()); },
          [&] { ctx.launch(swap, cfg, slots.data(), prev.data(), static_cast<unsigned long long>(n), to, tag); }},
-        {"cli", [&] { cli->launch("xchg_token", {slot, old1}); }, [&] { cli->launch("xchg_slots", {slots, prev, to64, tag}); }},
-        {"jit", [&] { jit->launch("xchg_token", {slot, old1}); }, [&] { jit->launch("xchg_slots", {slots, prev, to64, tag}); }},
-        {"embedded", [&] { emb->xchg_token(slot, old1); }, [&] { emb->xchg_slots(slots, prev, to64, tag); }},
+        {"cli", [&] { irisc_paths.cli->launch("xchg_token", {slot, old1}); }, [&] { irisc_paths.cli->launch("xchg_slots", {slots, prev, to64, tag}); }},
+        {"jit", [&] { irisc_paths.jit->launch("xchg_token", {slot, old1}); }, [&] { irisc_paths.jit->launch("xchg_slots", {slots, prev, to64, tag}); }},
+        {"embedded", [&] { irisc_paths.embedded->xchg_token(slot, old1); }, [&] { irisc_paths.embedded->xchg_slots(slots, prev, to64, tag); }},
     };
     std::vector<Variant> variants;
     for (Path& p : paths) {

@@ -25,18 +25,14 @@ int main(int argc, char** argv) {
     auto ready = ctx.zeros<std::uint64_t>(1);
     auto ack = ctx.zeros<std::uint64_t>(1);
     Kernel k = ctx.load_module(embedded::sample_kernels(), "06_message_passing kernels").kernel("ping_pong");
-    std::optional<Program> cli, jit;
-    std::optional<iris_kernels::message_passing::Kernels> emb;
-    if (args.runs("cli")) cli = load_cli_program(ctx, "message_passing");
-    if (args.runs("jit")) jit = load_jit_program(ctx, "message_passing");
-    if (args.runs("embedded")) emb.emplace(ctx);
+    IrisPaths<iris_kernels::message_passing::Kernels> paths(ctx, args, "message_passing");
     const std::int64_t r64 = rounds;
     std::vector<Variant> variants{
         {"cuda", [&] { ctx.launch(k, LaunchConfig{2, 256}, inbox.data(), outbox.data(), static_cast<unsigned long long>(n),
                                   ready.data(), ack.data(), rounds, errors.data()); }},
-        {"cli", [&] { cli->launch("ping_pong", {inbox, ready, ack, errors, r64}); }},
-        {"jit", [&] { jit->launch("ping_pong", {inbox, ready, ack, errors, r64}); }},
-        {"embedded", [&] { emb->ping_pong(inbox, ready, ack, errors, r64); }},
+        {"cli", [&] { paths.cli->launch("ping_pong", {inbox, ready, ack, errors, r64}); }},
+        {"jit", [&] { paths.jit->launch("ping_pong", {inbox, ready, ack, errors, r64}); }},
+        {"embedded", [&] { paths.embedded->ping_pong(inbox, ready, ack, errors, r64); }},
     };
     Measure m;
     // Flags count rounds from 1 in every launch: clear them (and the error count)

@@ -55,6 +55,19 @@ void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Varian
 Program load_cli_program(Context& ctx, const std::string& stem);
 Program load_jit_program(Context& ctx, const std::string& stem);
 
+// A sample's .iris kernels through each irisc path that `args` selects. `Embedded` is
+// the Kernels class of the header iris_add_kernels generated for the same file.
+template <class Embedded>
+struct IrisPaths {
+  std::optional<Program> cli, jit;
+  std::optional<Embedded> embedded;
+  IrisPaths(Context& ctx, const SampleArgs& args, const std::string& stem) {
+    if (args.runs("cli")) cli = load_cli_program(ctx, stem);
+    if (args.runs("jit")) jit = load_jit_program(ctx, stem);
+    if (args.runs("embedded")) embedded.emplace(ctx);
+  }
+};
+
 // Parses argv, runs `body` on every rank, returns the exit code: 0 ok, 1 failure
 // (validation or runtime error), 2 bad usage, 77 no GPU (reported, not a failure).
 int sample_main(int argc, char** argv, const SampleSpec& spec,

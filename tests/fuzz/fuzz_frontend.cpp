@@ -4,11 +4,11 @@
 //     EndOfFile, token ranges inside the text, in order),
 //   * compile() with stop_after = tokens and ast (the --emit=tokens / --emit=ast dumps),
 //   * compile() with stop_after = tir (lex -> parse -> sema -> passes -> TIR print),
-//     once plain and once with -D defines, a different target, -Werror and
-//     --dump-ir-after=all (chosen from the input so that the fuzzer can steer them),
-//   * for inputs that check cleanly, the pass pipeline once more by hand, checking that
-//     no pass drops a side effect (the number of atomics in the TIR stays the same),
-//   * and, for inputs that checked cleanly, the CUDA C++ emitter (stop_after = cuda).
+//     once plain and once with -D defines, a different target, -Werror, --time-passes
+//     and --dump-ir-after=all (chosen by the input's last byte, so the fuzzer steers them),
+//   * for inputs that check cleanly: the pass pipeline once more by hand, checking that
+//     no pass drops a side effect (the number of atomics in the TIR stays the same), and
+//     the CUDA C++ emitter (stop_after = cuda), with and without the -D defines.
 // Nothing here reaches the CUDA toolchain: stop_after never goes past Stage::cuda, so
 // NVRTC is never loaded.
 //
@@ -16,11 +16,19 @@
 // that escapes, any sanitizer report and any broken invariant below is a bug. So is a
 // ToolchainFailed diagnostic before the toolchain runs: it means the TIR verifier
 // (on in this build: -UNDEBUG) caught a pass breaking the IR.
+//
+// Byte-level mutation alone rarely turns "64" into "9223372036854775807" or "2.5" into
+// "1e30", which is where integer and float edge cases hide, so a custom mutator
+// replaces, a quarter of the time, one number literal (or a word) of the input with an
+// extreme value (or a keyword/builtin); otherwise libFuzzer mutates as usual.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "compiler/diagnostics/diagnostics.hpp"
 #include "compiler/driver/compile.hpp"
@@ -101,7 +109,67 @@ void check_tokens(const irisc::SourceBuffer& src) {
   (void)diags.render(false);
 }
 
+// ---- custom mutator ---------------------------------------------------------------------
+const char* const kLiterals[] = {
+    "0", "1", "2", "3", "-1", "31", "32", "33", "63", "64", "255", "256", "1024", "16384", "16385",
+    "65536", "2147483647", "2147483648", "4294967295", "4294967296", "4611686018427387904",
+    "9223372036854775807", "9223372036854775808", "18446744073709551615", "0x8000000000000000",
+    "0xffffffffffffffff", "(0-9223372036854775807-1)", "0.0", "0.5", "-0.0", "1.5e-3", "1e30",
+    "-1e30", "3.5e38", "1e39", "1e-45", "1e308", "1e-320", "sms", "world", "rank", "programs"};
+const char* const kWords[] = {
+    "kernel", "let", "for", "in", "if", "else", "role", "symmetric", "tensor", "persistent", "as",
+    "true", "false", "f32", "f16", "bf16", "i32", "i64", "u32", "u64", "bool", "int", "blocks",
+    "ranks", "peers", "range", "load", "store", "put", "get", "signal", "wait", "atomic_add",
+    "atomic_cas", "atomic_xchg", "atomic_min", "fill", "zeros", "ones", "index", "sum", "max", "min",
+    "abs", "sqrt", "exp", "log", "rank", "world", "sms", "program", "programs", "relaxed", "acquire",
+    "release", "acq_rel", "block", "device", "system", "set", "add", "to", "from", "order", "scope", "op"};
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// Spans [begin, end) of number literals (digits, '.', exponent, hex) or of words.
+std::vector<std::pair<std::size_t, std::size_t>> spans(const std::string& s, bool numbers) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t i = 0; i < s.size();) {
+    if (!is_word_char(s[i]) && !(numbers && s[i] == '.')) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < s.size() && (is_word_char(s[j]) || (numbers && s[j] == '.') ||
+                            (numbers && (s[j] == '+' || s[j] == '-') && j > i && (s[j - 1] == 'e' || s[j - 1] == 'E'))))
+      ++j;
+    const bool is_number = (s[i] >= '0' && s[i] <= '9') || s[i] == '.';
+    if (is_number == numbers) out.emplace_back(i, j);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
+
+extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);
+
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size,
+                                               unsigned int seed) {
+  std::minstd_rand rng(seed);
+  if (size > 0 && rng() % 4 == 0) {
+    std::string s(reinterpret_cast<const char*>(data), size);
+    const bool numbers = rng() % 3 != 0;
+    const auto sp = spans(s, numbers);
+    if (!sp.empty()) {
+      const auto [b, e] = sp[rng() % sp.size()];
+      const char* with = numbers ? kLiterals[rng() % std::size(kLiterals)] : kWords[rng() % std::size(kWords)];
+      s.replace(b, e - b, with);
+      if (s.size() <= max_size) {
+        std::memcpy(data, s.data(), s.size());
+        return s.size();
+      }
+    }
+  }
+  return LLVMFuzzerMutate(data, size, max_size);
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
@@ -130,7 +198,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   d.warnings_as_errors = (sel & 0x80) != 0;
   d.dump_ir_after = "all";
   d.time_passes = true;
-  check_result(irisc::compile(src, d));
+  const irisc::CompileResult with_defines = irisc::compile(src, d);
+  check_result(with_defines);
+  if (with_defines.ok) {
+    d.stop_after = irisc::Stage::cuda;
+    check_result(irisc::compile(src, d));
+  }
 
   // The CUDA C++ emitter has no dependence on NVRTC; run it on what checked cleanly.
   if (plain.ok) {

@@ -91,6 +91,28 @@ struct PeerCopier {
 
 double gbps(double bytes, float ms) { return bytes / (ms * 1e-3) / 1e9; }
 
+// Every rank runs `launch` warmup + iters times, all starting together after a host
+// barrier each time; returns this rank's median in milliseconds.
+float lockstep_median(Context& ctx, int warmup, int iters, const std::function<void()>& launch) {
+  std::vector<float> ms;
+  EventTimer t(ctx.stream());
+  for (int i = 0; i < warmup + iters; ++i) {
+    ctx.barrier();
+    t.start();
+    launch();
+    const float x = t.stop();
+    if (i >= warmup) ms.push_back(x);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// The slowest rank's value.
+float slowest(Context& ctx, float mine) {
+  auto all = ctx.all_gather(mine);
+  return *std::max_element(all.begin(), all.end());
+}
+
 }  // namespace
 
 int run_p2p(const P2pOptions& o) {
@@ -150,18 +172,7 @@ int run_p2p(const P2pOptions& o) {
       const char* s = reinterpret_cast<const char*>(src.data());
       const unsigned long long b = largest, n = largest / 16;
       auto lockstep_ms = [&](const std::function<void()>& launch) {
-        std::vector<float> ms;
-        EventTimer t(ctx.stream());
-        for (int i = 0; i < o.warmup + o.iters; ++i) {
-          ctx.barrier();
-          t.start();
-          launch();
-          float x = t.stop();
-          if (i >= o.warmup) ms.push_back(x);
-        }
-        std::sort(ms.begin(), ms.end());
-        auto all = ctx.all_gather(ms[ms.size() / 2]);
-        return *std::max_element(all.begin(), all.end());
+        return slowest(ctx, lockstep_median(ctx, o.warmup, o.iters, launch));
       };
       const double B = static_cast<double>(largest) * W * (W - 1);
       for (unsigned bl : {132u, 264u, 528u, 1056u}) {
@@ -222,21 +233,8 @@ int run_p2p(const P2pOptions& o) {
           ctx.barrier();
           return f();
         };
-        // Each rank times its own batch; all start together after a host barrier per
-        // repetition (inside median via the barrier lambda is not possible across
-        // ranks, so run warmup/iters in lock-step here).
         auto lockstep = [&](const std::function<void()>& launch) {
-          std::vector<float> ms;
-          EventTimer t(ctx.stream());
-          for (int i = 0; i < o.warmup + iters; ++i) {
-            ctx.barrier();
-            t.start();
-            launch();
-            float x = t.stop();
-            if (i >= o.warmup) ms.push_back(x);
-          }
-          std::sort(ms.begin(), ms.end());
-          return ms[ms.size() / 2];
+          return lockstep_median(ctx, o.warmup, iters, launch);
         };
         float t_put = lockstep([&] { ctx.launch(put_all, LaunchConfig{ab, threads}, d, s, b); });
         float t_get = lockstep([&] { ctx.launch(get_all, LaunchConfig{ab, threads}, d, s, b); });
@@ -253,11 +251,8 @@ int run_p2p(const P2pOptions& o) {
           return v[v.size() / 2];
         };
         const float t_out = med(t_out_v), t_in = med(t_in_v);
-        auto worst = [&](float t) {
-          auto all = ctx.all_gather(t);
-          return *std::max_element(all.begin(), all.end());
-        };
-        const float wp = worst(t_put), wg = worst(t_get), wo = worst(t_out), wi = worst(t_in);
+        const float wp = slowest(ctx, t_put), wg = slowest(ctx, t_get), wo = slowest(ctx, t_out),
+                    wi = slowest(ctx, t_in);
         if (me == 0) {
           const double B = static_cast<double>(bytes) * W * (W - 1);  // all ranks, all peers
           const std::string who = "all " + std::to_string(W) + " ranks -> all peers";
