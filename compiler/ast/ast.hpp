@@ -35,6 +35,7 @@ enum class ExprKind : std::uint8_t {
   Index,     // x[i, j]         (args[0] = base, args[1..] = indices)
   Cast,      // x as f32        (args[0], type_arg)
   List,      // [M, N]          (args)
+  Slice,     // `:` as an index: the whole extent of that dimension
 };
 
 struct Expr;

@@ -37,6 +37,7 @@ class Dumper {
       case ExprKind::Index: line(d, "Index", e.range); break;
       case ExprKind::Cast: line(d, std::string("Cast ") + scalar_type_name(e.type_arg->type), e.range); break;
       case ExprKind::List: line(d, "List", e.range); break;
+      case ExprKind::Slice: line(d, "Slice", e.range); break;
     }
     for (const ExprPtr& a : e.args) expr(*a, d + 1);
     for (const NamedArg& n : e.named) {

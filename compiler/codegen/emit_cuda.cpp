@@ -87,6 +87,10 @@ class KernelEmitter {
       line(1, "using L" + std::to_string(s) + " = iris::device::tile::Layout<" + std::to_string(s) + ", " +
                   std::to_string(threads_) + ", " + std::to_string(vec_for(s)) + ">;");
     }
+    for (auto [r, c] : sizes2_) {
+      line(1, "using " + layout2d(r, c) + " = iris::device::tile::Layout2D<" + std::to_string(r) + ", " +
+                  std::to_string(c) + ", " + std::to_string(threads_) + ">;");
+    }
     line(1, "__shared__ unsigned long long iris_bcast;");
     line(1, "__shared__ float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
     line(1, "__shared__ long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
@@ -143,9 +147,18 @@ class KernelEmitter {
     return false;
   }
 
+  // Tiles need a layout; ranges (loop variables) are just numbers.
+  void note_type(const Type& t) {
+    if (t.is_tile() && t.rows) sizes2_.insert({t.rows, t.size});
+    else if (t.is_tile()) sizes_.insert(t.size);
+  }
+  void note_view(const View& v) {
+    if (v.rows && v.size) sizes2_.insert({v.rows, v.size});
+    else if (v.size && v.slice_dim < 0) sizes_.insert(v.size);
+  }
   void collect_value_sizes(const Value& v) {
-    if (v.type.is_tile() || v.type.kind == TypeKind::Range) sizes_.insert(v.type.size);
-    if (v.view.size) sizes_.insert(v.view.size);
+    note_type(v.type);
+    note_view(v.view);
     for (const ValuePtr& o : v.operands) collect_value_sizes(*o);
     if (v.view.offset) collect_value_sizes(*v.view.offset);
   }
@@ -153,19 +166,21 @@ class KernelEmitter {
     for (const StmtPtr& s : body) {
       if (s->kind == StmtKind::ForBlocks) sizes_.insert(s->step);
       if (s->value) collect_value_sizes(*s->value);
-      if (s->view.size) sizes_.insert(s->view.size);
+      note_view(s->view);
       collect_sizes(s->body);
       collect_sizes(s->else_body);
     }
-    for (const Var& v : k_.vars) {
-      if (v.type.is_tile() || v.type.kind == TypeKind::Range) sizes_.insert(v.type.size);
-    }
+    for (const Var& v : k_.vars) note_type(v.type);
   }
 
   void line(int depth, const std::string& s) { out_ += std::string(static_cast<std::size_t>(depth) * 2, ' ') + s + "\n"; }
   std::string fresh(const char* prefix) { return std::string(prefix) + std::to_string(counter_++); }
   std::string var_name(int v) const { return "v" + std::to_string(v) + "_" + k_.vars[static_cast<std::size_t>(v)].name; }
   std::string layout(std::int64_t size) const { return "L" + std::to_string(size); }
+  std::string layout2d(std::int64_t rows, std::int64_t cols) const {
+    return "L2_" + std::to_string(rows) + "x" + std::to_string(cols);
+  }
+  std::string layout_of(const Type& t) const { return t.rows ? layout2d(t.rows, t.size) : layout(t.size); }
 
   // ---- scalars ------------------------------------------------------------------------
   std::string literal(const Value& v) const {
@@ -336,7 +351,7 @@ class KernelEmitter {
     line(depth, acc_t + " " + r + " = " + init + ";");
     const std::string op = v.reduce_op == ReduceOp::sum ? "a + b" : v.reduce_op == ReduceOp::max ? "a > b ? a : b" : "a < b ? a : b";
     line(depth, "#pragma unroll");
-    line(depth, "for (int s = 0; s < " + layout(t.type.size) + "::kPerThread; ++s) { " + acc_t + " a = " + r + ", b = (" +
+    line(depth, "for (int s = 0; s < " + layout_of(t.type) + "::kPerThread; ++s) { " + acc_t + " a = " + r + ", b = (" +
                     acc_t + ")" + arr + "[s]; " + r + " = " + op + "; }");
     const std::string scratch = flt ? "iris_scratch_f" : "iris_scratch_i";
     const std::string scratch_t = flt ? "float" : "long long";
@@ -351,13 +366,26 @@ class KernelEmitter {
   std::string tile(const Value& v, int depth) {
     if (v.kind == ValueKind::VarRef) return var_name(v.var);
     const std::string t = cuda_type(v.type.elem);
-    const std::string L = layout(v.type.size);
+    const std::string L = layout_of(v.type);
     const std::string r = fresh("t");
     line(depth, t + " " + r + "[" + L + "::kPerThread];");
     switch (v.kind) {
       case ValueKind::Load:
+        if (v.view.rows) {
+          line(depth, "iris::device::tile::load2d<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
+                          scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
+                          scalar(*v.view.extent, depth) + ");");
+          return r;
+        }
         line(depth, "iris::device::tile::load<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
                         scalar(*v.view.extent, depth) + ");");
+        return r;
+      case ValueKind::Matmul:
+        line(depth, "iris::device::tile::matmul<" + L + ", 16, " + std::to_string(threads_) + ">(" + r + ", " +
+                        view_ptr(v.view, nullptr, depth) + ", " + scalar(*v.view.ld, depth) + ", " +
+                        scalar(*v.view.row_extent, depth) + ", " + view_ptr(v.view_b, nullptr, depth) + ", " +
+                        scalar(*v.view_b.ld, depth) + ", " + scalar(*v.view_b.extent, depth) + ", " +
+                        scalar(*v.view.full, depth) + ");");
         return r;
       case ValueKind::Fill: {
         const std::string x = scalar(*v.operands[0], depth);
@@ -430,7 +458,7 @@ class KernelEmitter {
     const Var& x = k_.vars[static_cast<std::size_t>(var)];
     const std::string n = var_name(var);
     if (x.type.is_tile()) {
-      const std::string L = layout(x.type.size);
+      const std::string L = layout_of(x.type);
       std::string e = slot(v, depth);
       if (declare) line(depth, std::string(cuda_type(x.type.elem)) + " " + n + "[" + L + "::kPerThread];");
       line(depth, "#pragma unroll");
@@ -452,6 +480,23 @@ class KernelEmitter {
       case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
       case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
       case StmtKind::Store: {
+        if (s.view.rows) {
+          const std::string L = layout2d(s.view.rows, s.view.size);
+          std::string arr;
+          if (s.value->type.is_tile()) {
+            arr = tile_for_store(*s.value, depth);
+          } else {
+            arr = fresh("t");
+            const std::string x = scalar(*s.value, depth);
+            line(depth, std::string(cuda_type(s.value->type.elem)) + " " + arr + "[" + L + "::kPerThread];");
+            line(depth, "#pragma unroll");
+            line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + arr + "[s] = " + x + ";");
+          }
+          line(depth, "iris::device::tile::store2d<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+                          scalar(*s.view.ld, depth) + ", " + scalar(*s.view.row_extent, depth) + ", " +
+                          scalar(*s.view.extent, depth) + ");");
+          return;
+        }
         if (s.view.size) {
           const std::string L = layout(s.view.size);
           std::string arr;
@@ -515,6 +560,24 @@ class KernelEmitter {
         line(depth, "}");
         return;
       }
+      case StmtKind::ForTiles: {
+        const std::string m = var_name(s.var), n = var_name(s.var2);
+        const std::string rows = fresh("rows"), cols = fresh("cols"), across = fresh("across"), total = fresh("total"),
+                          t = fresh("tile");
+        const std::string bm = std::to_string(s.step) + "ll", bn = std::to_string(s.step2) + "ll";
+        line(depth, "const long long " + rows + " = " + scalar(*s.hi, depth) + ", " + cols + " = " + scalar(*s.hi2, depth) + ";");
+        line(depth, "const long long " + across + " = iris_div(" + cols + " + " + bn + " - 1, " + bn + ");");
+        line(depth, "const long long " + total + " = iris_div(" + rows + " + " + bm + " - 1, " + bm + ") * " + across + ";");
+        line(depth, "for (long long " + t + " = iris_program; " + t + " < " + total + "; " + t + " += iris_programs) {");
+        line(depth + 1, "const long long " + m + "_start = iris_div(" + t + ", " + across + ") * " + bm + ";");
+        line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
+        line(depth + 1, "const long long " + n + "_start = iris_rem(" + t + ", " + across + ") * " + bn + ";");
+        line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
+        if (s.var_t >= 0) line(depth + 1, "const long long " + var_name(s.var_t) + " = " + t + ";");
+        stmts(s.body, depth + 1);
+        line(depth, "}");
+        return;
+      }
       case StmtKind::ForRanks: {
         const std::string n = var_name(s.var);
         if (s.peers_only) {
@@ -568,7 +631,7 @@ class KernelEmitter {
                       view_ptr_local(v.view, depth) + ", " + neg + x + ", " + rank + ");");
       return;
     }
-    const std::string L = layout(v.type.size);
+    const std::string L = layout_of(v.type);
     const std::string x = slot(*v.operands[0], depth);
     const std::string ptr = fresh("p"), valid = fresh("n"), to = fresh("to");
     line(depth, cuda_type(k_.params[static_cast<std::size_t>(v.view.param)].elem) + std::string("* ") + ptr + " = " +
@@ -590,6 +653,7 @@ class KernelEmitter {
   const Kernel& k_;
   std::string& out_;
   std::set<std::int64_t> sizes_;
+  std::set<std::pair<std::int64_t, std::int64_t>> sizes2_;
   int threads_ = 256;
   int counter_ = 0;
   bool single_elements_ = false;

@@ -503,7 +503,11 @@ class Parser {
         idx->args.push_back(std::move(e));
         if (!at(TokenKind::RBracket)) {
           do {
-            idx->args.push_back(expr());
+            if (at(TokenKind::Colon)) {  // a whole-dimension slice: A[m, :]
+              idx->args.push_back(make_expr(ExprKind::Slice, advance().range));
+            } else {
+              idx->args.push_back(expr());
+            }
           } while (accept(TokenKind::Comma));
         }
         expect(TokenKind::RBracket);
@@ -608,7 +612,12 @@ class Parser {
           n.name = std::string(toks_.text(peek()));
           n.name_range = advance().range;
           advance();  // ':'
-          n.value = expr();
+          if (is_type_keyword(peek().kind)) {  // acc: f32
+            n.value = make_expr(ExprKind::Name, peek().range);
+            n.value->name = std::string(toks_.text(advance()));
+          } else {
+            n.value = expr();
+          }
           e->named.push_back(std::move(n));
         } else {
           e->args.push_back(expr());

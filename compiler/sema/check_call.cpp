@@ -73,15 +73,15 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     const bool is_get = fn == "get";
     if (!check_named(e, {is_get ? "from" : "to"}) || !want_args(2)) return no_value();
     auto dst = view(*e.args[0], fn);
-    if (!dst) return no_value();
+    if (!dst || !plain_view(*dst, e.args[0]->range)) return no_value();
     ValuePtr value;
     ValuePtr to;
     const Param& dp = out_.params[static_cast<std::size_t>(dst->param)];
     if (is_get) {
       auto src = view(*e.args[1], fn);
-      if (!src) return no_value();
+      if (!src || !plain_view(*src, e.args[1]->range)) return no_value();
       const Param& sp = out_.params[static_cast<std::size_t>(src->param)];
-      value = make(ValueKind::Load, src->size ? Type::tile(sp.elem, src->size) : Type::scalar(sp.elem), e.range);
+      value = make(ValueKind::Load, view_type(*src, sp.elem), e.range);
       value->view = *src;
       value->rank = rank_arg(e, "from", *src);
     } else {
@@ -102,9 +102,10 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
         return no_value();
       }
     }
-    if (value->type.is_tile() && value->type.size != dst->size) {
+    if (value->error) return no_value();
+    if (value->type.is_tile() && !same_shape(value->type, view_type(*dst, dp.elem))) {
       diags_.emit(DiagnosticKind::TileShapeMismatch, e.range,
-                  {std::to_string(value->type.size), dst->size ? std::to_string(dst->size) : "1"});
+                  {shape_text(value->type), dst->size ? shape_text(view_type(*dst, dp.elem)) : "1"});
       return no_value();
     }
     if (!as_statement) return no_value();
@@ -191,9 +192,9 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
   if (fn == "load") {
     if (!check_named(e, {"from"}) || !want_args(1)) return error_value(e.range);
     auto v = view(*e.args[0], fn);
-    if (!v) return error_value(e.range);
+    if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
     const Param& p = out_.params[static_cast<std::size_t>(v->param)];
-    result = make(ValueKind::Load, v->size ? Type::tile(p.elem, v->size) : Type::scalar(p.elem), e.range);
+    result = make(ValueKind::Load, view_type(*v, p.elem), e.range);
     result->view = *v;
     result->rank = rank_arg(e, "from", *v);
   } else if (fn == "fill" || fn == "zeros" || fn == "ones") {
@@ -224,6 +225,51 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     value = coerce(value, t, e.range);
     result = make(ValueKind::Fill, Type::tile(t, size_v->int_value), e.range);
     result->operands.push_back(value);
+  } else if (fn == "matmul") {
+    // matmul(A[m, :], B[:, n], acc: f32): the [rows(m), cols(n)] product over the
+    // shared extent K, accumulated in `acc` (f32 by default).
+    if (!check_named(e, {"acc"}) || !want_args(2)) return error_value(e.range);
+    auto a = view(*e.args[0], fn);
+    auto b = a ? view(*e.args[1], fn) : std::nullopt;
+    if (!a || !b) return error_value(e.range);
+    if (a->slice_dim != 1 || b->slice_dim != 0) {
+      diags_.emit(DiagnosticKind::ExpectedView, a->slice_dim != 1 ? e.args[0]->range : e.args[1]->range,
+                  {"matmul (its operands are row and column panels: matmul(A[m, :], B[:, n]))"});
+      return error_value(e.range);
+    }
+    if (a->full_text != b->full_text) {
+      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {"K = " + a->full_text, "K = " + b->full_text});
+      return error_value(e.range);
+    }
+    const ScalarType ta = out_.params[static_cast<std::size_t>(a->param)].elem;
+    const ScalarType tb = out_.params[static_cast<std::size_t>(b->param)].elem;
+    if (!is_float(ta) || ta != tb) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.range,
+                  {ast::scalar_type_name(ta), ast::scalar_type_name(tb), " (matmul needs two float operands of one type)"});
+      return error_value(e.range);
+    }
+    ScalarType acc = ScalarType::f32;
+    if (const ast::Expr* at = named(e, "acc")) {
+      const char* names[] = {"f32", "f16", "bf16"};
+      bool ok = false;
+      for (const char* n : names) ok |= at->kind == ast::ExprKind::Name && at->name == n;
+      // Type names are keywords, so `acc: f32` parses as a cast-less type token only
+      // inside `as`; accept the spelled-out name here.
+      if (!ok) {
+        diags_.emit(DiagnosticKind::BadNamedValue, at->range,
+                    {std::string(diags_.source()->slice(at->range)), "accumulator type", "f32"});
+        return error_value(e.range);
+      }
+      acc = at->name == "f32" ? ScalarType::f32 : at->name == "f16" ? ScalarType::f16 : ScalarType::bf16;
+    }
+    if (a->rows * b->size > 32768) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, e.range,
+                  {std::to_string(a->rows) + " x " + std::to_string(b->size), "a matmul tile holds at most 32768 elements"});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Matmul, Type::tile2d(acc, a->rows, b->size), e.range);
+    result->view = *a;
+    result->view_b = *b;
   } else if (fn == "index") {
     if (!check_named(e, {}) || !want_args(1)) return error_value(e.range);
     ValuePtr r = expr(*e.args[0]);
@@ -280,8 +326,12 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     const std::size_t nargs = atomic->op == AtomicOp::cas ? 3 : 2;
     if (!check_named(e, {"to", "order", "scope"}) || !want_args(nargs)) return error_value(e.range);
     auto v = view(*e.args[0], fn);
-    if (!v) return error_value(e.range);
+    if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
     const Param& p = out_.params[static_cast<std::size_t>(v->param)];
+    if (v->rows) {
+      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {fn, "2-D tiles (use a 1-D view)"});
+      return error_value(e.range);
+    }
     if (!atomic_supports(atomic->op, p.elem)) {
       diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {fn, ast::scalar_type_name(p.elem)});
       return error_value(e.range);

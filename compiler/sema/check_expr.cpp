@@ -11,6 +11,24 @@ using namespace tir;
 
 std::string type_name(const Type& t) { return to_string(t); }
 
+bool same_shape(const Type& a, const Type& b) { return a.size == b.size && a.rows == b.rows; }
+
+std::string shape_text(const Type& t) {
+  return t.rows ? std::to_string(t.rows) + ", " + std::to_string(t.size) : std::to_string(t.size);
+}
+
+Type view_type(const View& v, ScalarType elem) {
+  if (v.rows) return Type::tile2d(elem, v.rows, v.size);
+  if (v.size) return Type::tile(elem, v.size);
+  return Type::scalar(elem);
+}
+
+bool KernelChecker::plain_view(const View& v, SourceRange where) {
+  if (v.slice_dim < 0) return true;
+  diags_.emit(DiagnosticKind::BadIndex, where, {"a ':' slice outside a matmul operand"});
+  return false;
+}
+
 namespace {
 
 bool is_literal(const ValuePtr& v) { return v->kind == ValueKind::Const; }
@@ -270,8 +288,8 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
         diags_.emit(DiagnosticKind::IntegerOpOnFloat, e.range, {token_kind_spelling(e.op), ast::scalar_type_name(elem)});
         return error_value(e.range);
       }
-      if (a->type.is_tile() && b->type.is_tile() && a->type.size != b->type.size) {
-        diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {std::to_string(a->type.size), std::to_string(b->type.size)});
+      if (a->type.is_tile() && b->type.is_tile() && !same_shape(a->type, b->type)) {
+        diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(a->type), shape_text(b->type)});
         return error_value(e.range);
       }
       Type t = a->type.is_tile() ? a->type : b->type;
@@ -319,15 +337,18 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     case ExprKind::Index: {
       // A view used as a value reads it locally: x[i] is load(x[i]).
       auto v = view(e, "indexing");
-      if (!v) return error_value(e.range);
+      if (!v || !plain_view(*v, e.range)) return error_value(e.range);
       const Param& p = out_.params[static_cast<std::size_t>(v->param)];
-      auto l = make(ValueKind::Load, v->size ? Type::tile(p.elem, v->size) : Type::scalar(p.elem), e.range);
+      auto l = make(ValueKind::Load, view_type(*v, p.elem), e.range);
       l->view = *v;
       return l;
     }
     case ExprKind::Call: return call(e, false, nullptr);
     case ExprKind::List:
       diags_.emit(DiagnosticKind::NotIterable, e.range, {"a list"});
+      return error_value(e.range);
+    case ExprKind::Slice:
+      diags_.emit(DiagnosticKind::BadIndex, e.range, {"':' outside an index"});
       return error_value(e.range);
   }
   return error_value(e.range);
@@ -369,16 +390,95 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
   }
   View v;
   v.param = ent->index;
-  ValuePtr offset;
-  std::vector<ValuePtr> idxs;
-  int ranges = 0;
+  // Each index: a range, a ':' slice, or an integer.
+  std::vector<ValuePtr> idxs(dims);
+  std::vector<bool> slice(dims, false);
+  int ranges = 0, slices = 0;
   for (std::size_t d = 0; d < dims; ++d) {
-    idxs.push_back(expr(*e.args[d + 1]));
-    if (idxs.back()->type.kind == TypeKind::Range && ++ranges == 2) {
-      diags_.emit(DiagnosticKind::TwoRangeIndexes, e.args[d + 1]->range);
+    if (e.args[d + 1]->kind == ast::ExprKind::Slice) {
+      slice[d] = true;
+      ++slices;
+      continue;
+    }
+    idxs[d] = expr(*e.args[d + 1]);
+    if (idxs[d]->error) return std::nullopt;
+    if (idxs[d]->type.kind == TypeKind::Range) ++ranges;
+  }
+  auto range_start = [&](const ValuePtr& r) {
+    auto st = make(ValueKind::RangeStart, Type::scalar(ScalarType::int_), r->range);
+    st->operands.push_back(r);
+    return st;
+  };
+  auto range_extent = [&](const ValuePtr& r) {
+    auto ex = make(ValueKind::RangeExtent, Type::scalar(ScalarType::int_), r->range);
+    ex->operands.push_back(r);
+    return ex;
+  };
+  auto extent_of = [&](std::size_t d) {
+    auto ext = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_), e.range);
+    ext->name = "(" + p.dim_exprs[d] + ")";
+    return ext;
+  };
+  auto mul_add = [&](ValuePtr a, ValuePtr m, ValuePtr b) {
+    auto mul = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
+    mul->binop = BinOp::mul;
+    mul->operands = {std::move(a), std::move(m)};
+    if (!b) return mul;
+    auto add = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
+    add->binop = BinOp::add;
+    add->operands = {mul, std::move(b)};
+    return add;
+  };
+  // 2-D tensors: x[m, n] (a 2-D tile), A[m, :] and B[:, n] (matmul panels).
+  if (dims == 2 && (slices > 0 || ranges == 2)) {
+    const bool r0 = !slice[0] && idxs[0]->type.kind == TypeKind::Range;
+    const bool r1 = !slice[1] && idxs[1]->type.kind == TypeKind::Range;
+    if (!((r0 && r1) || (r0 && slice[1]) || (slice[0] && r1))) {
+      diags_.emit(DiagnosticKind::BadIndex, e.range,
+                  {"this combination (a ':' slice goes with a range in the other dimension: A[m, :], B[:, n])"});
       return std::nullopt;
     }
+    v.ld = extent_of(1);
+    if (r0) {
+      v.rows = idxs[0]->type.size;
+      v.row_extent = range_extent(idxs[0]);
+    }
+    if (r1) {
+      v.size = idxs[1]->type.size;
+      v.extent = range_extent(idxs[1]);
+    }
+    if (slice[1]) {
+      v.slice_dim = 1;
+      v.full = extent_of(1);
+      v.full_text = p.dim_exprs[1];
+      v.offset = mul_add(range_start(idxs[0]), v.ld, nullptr);
+    } else if (slice[0]) {
+      v.slice_dim = 0;
+      v.full = extent_of(0);
+      v.full_text = p.dim_exprs[0];
+      v.offset = range_start(idxs[1]);
+    } else {
+      v.offset = mul_add(range_start(idxs[0]), v.ld, range_start(idxs[1]));
+    }
+    return v;
   }
+  if (slices) {
+    diags_.emit(DiagnosticKind::BadIndex, e.range, {"a ':' slice outside a 2-D matmul operand (A[m, :] or B[:, n])"});
+    return std::nullopt;
+  }
+  if (ranges == 2) {
+    for (std::size_t d = 0, seen = 0; d < dims; ++d) {
+      if (idxs[d]->type.kind == TypeKind::Range && ++seen == 2) {
+        diags_.emit(DiagnosticKind::TwoRangeIndexes, e.args[d + 1]->range);
+      }
+    }
+    return std::nullopt;
+  }
+  if (ranges > 2) {
+    diags_.emit(DiagnosticKind::TwoRangeIndexes, e.range);
+    return std::nullopt;
+  }
+  ValuePtr offset;
   for (std::size_t d = 0; d < dims; ++d) {
     ValuePtr idx = idxs[d];
     ValuePtr start;
@@ -388,30 +488,15 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
         return std::nullopt;
       }
       v.size = idx->type.size;
-      start = make(ValueKind::RangeStart, Type::scalar(ScalarType::int_), idx->range);
-      start->operands.push_back(idx);
-      v.extent = make(ValueKind::RangeExtent, Type::scalar(ScalarType::int_), idx->range);
-      v.extent->operands.push_back(idx);
+      start = range_start(idx);
+      v.extent = range_extent(idx);
     } else if (idx->type.is_scalar() && is_integer(idx->type.elem)) {
       start = coerce(idx, ScalarType::int_, idx->range);
     } else {
       diags_.emit(DiagnosticKind::BadIndex, e.args[d + 1]->range, {type_name(idx->type)});
       return std::nullopt;
     }
-    if (!offset) {
-      offset = start;
-    } else {
-      // Row-major: offset * extent(d) + start.
-      auto ext = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_), e.range);
-      ext->name = "(" + p.dim_exprs[d] + ")";
-      auto mul = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
-      mul->binop = BinOp::mul;
-      mul->operands = {offset, ext};
-      auto add = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
-      add->binop = BinOp::add;
-      add->operands = {mul, start};
-      offset = add;
-    }
+    offset = offset ? mul_add(offset, extent_of(d), start) : start;
   }
   v.offset = offset;
   return v;

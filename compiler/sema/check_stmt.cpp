@@ -173,7 +173,67 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
     st->lo = lo;
     st->hi = hi;
   } else if (it.kind == ast::ExprKind::Call && it.name == "tiles") {
-    diags_.emit(DiagnosticKind::NotIterable, it.range, {"tiles(...) (2-D tile loops are not supported yet)"});
+    // for [t,] (m, n) in tiles([M, N], [BM, BN]): row-major tiles over the programs.
+    if (s.loop_vars.size() != 2) {
+      diags_.emit(DiagnosticKind::LoopVariableCount, s.range, {"tiles([M, N], [BM, BN])", "2", std::to_string(s.loop_vars.size())});
+      return;
+    }
+    if (it.args.size() != 2 || !it.named.empty() || it.args[0]->kind != ast::ExprKind::List ||
+        it.args[1]->kind != ast::ExprKind::List || it.args[0]->args.size() != 2 || it.args[1]->args.size() != 2) {
+      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"tiles([M, N], [BM, BN])", "2 lists of 2", std::to_string(it.args.size())});
+      return;
+    }
+    ValuePtr bounds[2];
+    std::int64_t steps[2];
+    for (int d = 0; d < 2; ++d) {
+      bounds[d] = expr(*it.args[0]->args[static_cast<std::size_t>(d)]);
+      if (bounds[d]->error) return;
+      if (!bounds[d]->type.is_scalar() || !is_integer(bounds[d]->type.elem)) {
+        diags_.emit(DiagnosticKind::TypeMismatch, it.args[0]->args[static_cast<std::size_t>(d)]->range,
+                    {type_name(bounds[d]->type), "int", " (tiles needs integer extents)"});
+        return;
+      }
+      bounds[d] = coerce(bounds[d], ScalarType::int_, it.range);
+      const ast::Expr& se = *it.args[1]->args[static_cast<std::size_t>(d)];
+      const int before = diags_.error_count();
+      ValuePtr step = expr(se);
+      if (diags_.error_count() != before) return;
+      if (step->kind != ValueKind::Const) {
+        diags_.emit(DiagnosticKind::TileSizeNotConstant, se.range, {"'" + std::string(diags_.source()->slice(se.range)) + "'"});
+        return;
+      }
+      steps[d] = step->int_value;
+      if (!power_of_two(steps[d]) || steps[d] < 16 || steps[d] > 256) {
+        diags_.emit(DiagnosticKind::TileSizeInvalid, se.range,
+                    {std::to_string(steps[d]), "2-D tile sides must be powers of two from 16 to 256"});
+        return;
+      }
+    }
+    if (steps[0] * steps[1] > 32768) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, it.args[1]->range,
+                  {std::to_string(steps[0]) + " x " + std::to_string(steps[1]), "a 2-D tile holds at most 32768 elements"});
+      return;
+    }
+    st = new_stmt(tir::StmtKind::ForTiles, s.range);
+    st->hi = bounds[0];
+    st->hi2 = bounds[1];
+    st->step = steps[0];
+    st->step2 = steps[1];
+    st->persistent = s.persistent;
+    push();
+    if (s.index_var) {
+      st->var_t = new_var(s.index_var->name, Type::scalar(ScalarType::int_), false);
+      declare(s.index_var->name, Entity{EntityKind::Var, st->var_t, 0, Builtin::rank, s.index_var->range});
+    }
+    st->var = new_var(s.loop_vars[0].name, Type::range(steps[0]), false);
+    declare(s.loop_vars[0].name, Entity{EntityKind::Var, st->var, 0, Builtin::rank, s.loop_vars[0].range});
+    st->var2 = new_var(s.loop_vars[1].name, Type::range(steps[1]), false);
+    declare(s.loop_vars[1].name, Entity{EntityKind::Var, st->var2, 0, Builtin::rank, s.loop_vars[1].range});
+    ++loop_depth_;
+    block(s.body, st->body, false);
+    --loop_depth_;
+    pop();
+    out.push_back(std::move(st));
     return;
   } else {
     const int before = diags_.error_count();

@@ -72,7 +72,7 @@ struct LaunchEval {
 
 bool has_blocks_loop(const std::vector<StmtPtr>& body) {
   for (const StmtPtr& s : body) {
-    if (s->kind == tir::StmtKind::ForBlocks) return true;
+    if (s->kind == tir::StmtKind::ForBlocks || s->kind == tir::StmtKind::ForTiles) return true;
     if (has_blocks_loop(s->body) || has_blocks_loop(s->else_body)) return true;
   }
   return false;

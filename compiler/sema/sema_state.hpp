@@ -41,6 +41,8 @@ class KernelChecker {
   std::optional<std::int64_t> const_int(const ast::Expr& e, const std::string& what);
   // A tensor view x[...]; nullopt after a diagnostic. `what` names the operation.
   std::optional<tir::View> view(const ast::Expr& e, const std::string& what);
+  // False (after a diagnostic) for a matmul panel used anywhere else.
+  bool plain_view(const tir::View& v, SourceRange where);
   // `to:`/`from:` rank of an RMA op on view's tensor; null when absent.
   tir::ValuePtr rank_arg(const ast::Expr& call, const char* which, const tir::View& v);
   tir::Order order_arg(const ast::Expr& call, tir::Order dflt);
@@ -96,5 +98,8 @@ class KernelChecker {
 };
 
 std::string type_name(const tir::Type& t);
+bool same_shape(const tir::Type& a, const tir::Type& b);
+std::string shape_text(const tir::Type& t);  // "128" or "128, 256"
+tir::Type view_type(const tir::View& v, tir::ScalarType elem);
 
 }  // namespace irisc::sema

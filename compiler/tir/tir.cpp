@@ -25,7 +25,9 @@ std::string to_string(const Type& t) {
   switch (t.kind) {
     case TypeKind::Void: return "void";
     case TypeKind::Scalar: return ast::scalar_type_name(t.elem);
-    case TypeKind::Tile: return std::string("tile<") + ast::scalar_type_name(t.elem) + ">[" + std::to_string(t.size) + "]";
+    case TypeKind::Tile:
+      return std::string("tile<") + ast::scalar_type_name(t.elem) + ">[" +
+             (t.rows ? std::to_string(t.rows) + ", " : std::string()) + std::to_string(t.size) + "]";
     case TypeKind::Range: return "range[" + std::to_string(t.size) + "]";
     case TypeKind::Rank: return "rank";
   }

@@ -28,10 +28,13 @@ enum class TypeKind : std::uint8_t {
 struct Type {
   TypeKind kind = TypeKind::Void;
   ScalarType elem = ScalarType::int_;
-  std::int64_t size = 0;  // Tile and Range
-  static Type scalar(ScalarType t) { return {TypeKind::Scalar, t, 0}; }
-  static Type tile(ScalarType t, std::int64_t n) { return {TypeKind::Tile, t, n}; }
-  static Type range(std::int64_t n) { return {TypeKind::Range, ScalarType::int_, n}; }
+  std::int64_t size = 0;  // Tile (columns of a 2-D tile) and Range
+  std::int64_t rows = 0;  // 2-D tiles: rows (0 for 1-D tiles)
+  static Type scalar(ScalarType t) { return {TypeKind::Scalar, t, 0, 0}; }
+  static Type tile(ScalarType t, std::int64_t n) { return {TypeKind::Tile, t, n, 0}; }
+  static Type tile2d(ScalarType t, std::int64_t r, std::int64_t c) { return {TypeKind::Tile, t, c, r}; }
+  static Type range(std::int64_t n) { return {TypeKind::Range, ScalarType::int_, n, 0}; }
+  std::int64_t elements() const { return rows ? rows * size : size; }
   bool is_scalar() const { return kind == TypeKind::Scalar; }
   bool is_tile() const { return kind == TypeKind::Tile; }
   bool operator==(const Type&) const = default;
@@ -82,8 +85,17 @@ using ValuePtr = std::shared_ptr<Value>;
 struct View {
   int param = -1;          // index into Kernel::params
   ValuePtr offset;         // scalar int
-  std::int64_t size = 0;   // 0: a single element
-  ValuePtr extent;         // scalar int, valid elements (tiles only)
+  std::int64_t size = 0;   // 0: a single element; else columns (1-D: elements)
+  ValuePtr extent;         // scalar int, valid elements (columns)
+  // 2-D views of 2-D tensors: `rows` rows of `size` columns, rows `ld` elements apart.
+  std::int64_t rows = 0;
+  ValuePtr row_extent;     // valid rows
+  ValuePtr ld;             // row stride (elements)
+  // Matmul panels: A[m, :] (slice_dim 1) or B[:, n] (slice_dim 0); `full` is the
+  // sliced dimension's extent (K).
+  int slice_dim = -1;
+  ValuePtr full;
+  std::string full_text;   // its extent expression, to check A's K against B's
 };
 
 // ---- values (expressions) ------------------------------------------------------------
@@ -103,6 +115,7 @@ enum class ValueKind : std::uint8_t {
   Iota,        // global element indices of range operands[0] (tile of i64)
   Reduce,      // reduce_op over tile operands[0] -> scalar
   Atomic,      // atomic_op on view with operands (value[, desired]); returns old values
+  Matmul,      // view (A panel [rows, K]) x view_b (B panel [K, cols]) -> 2-D tile of type.elem
 };
 
 struct Value {
@@ -123,6 +136,7 @@ struct Value {
   Order order = Order::relaxed;
   Scope scope = Scope::system;
   View view;
+  View view_b;    // Matmul: the B panel
   ValuePtr rank;  // Load from / Atomic to; null = this rank
   std::vector<ValuePtr> operands;
 };
@@ -136,6 +150,8 @@ enum class StmtKind : std::uint8_t {
   Wait,       // spin until view (local element) cmp value
   Eval,       // evaluate value for its effect (an atomic whose result is unused)
   ForBlocks,  // var: Range over [0, bound) in steps of size, spread over the programs
+  ForTiles,   // var, var2: row and column Ranges of a [hi, hi2] grid of step x step2 tiles
+              // (row-major tile order), spread over the programs; var_t: tile number
   ForRanks,   // var over ranks (peers_only: all but this rank, starting at rank + 1)
   ForRange,   // var over [lo, hi)
   If,
@@ -157,7 +173,10 @@ struct Stmt {
   Order order = Order::relaxed;
   Scope scope = Scope::system;
   ValuePtr lo, hi;      // ForRange; ForBlocks: hi = bound
-  std::int64_t step = 1;  // ForBlocks block size
+  std::int64_t step = 1;  // ForBlocks block size; ForTiles rows per tile
+  int var2 = -1, var_t = -1;  // ForTiles
+  ValuePtr hi2;               // ForTiles column bound
+  std::int64_t step2 = 1;     // ForTiles columns per tile
   bool peers_only = false;
   bool persistent = false;
   std::string name;     // Role

@@ -15,7 +15,11 @@ class Printer {
 
   std::string view(const View& v) const {
     std::string s = k_.params[static_cast<std::size_t>(v.param)].name + "[" + value(*v.offset);
-    if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(*v.extent);
+    if (v.slice_dim == 1) s += " rows " + std::to_string(v.rows) + " valid " + value(*v.row_extent) + " x all " + value(*v.full);
+    else if (v.slice_dim == 0) s += " all " + value(*v.full) + " x cols " + std::to_string(v.size) + " valid " + value(*v.extent);
+    else if (v.rows) s += " +: " + std::to_string(v.rows) + "x" + std::to_string(v.size) + " valid " + value(*v.row_extent) + "x" + value(*v.extent);
+    else if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(*v.extent);
+    if (v.ld) s += " ld " + value(*v.ld);
     return s + "]";
   }
 
@@ -44,6 +48,8 @@ class Printer {
       case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
       case ValueKind::Iota: return "index(" + value(*v.operands[0]) + ")";
       case ValueKind::Reduce: return std::string(name(v.reduce_op)) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::Matmul:
+        return "matmul<" + to_string(v.type) + ">(" + view(v.view) + ", " + view(v.view_b) + ")";
       case ValueKind::Atomic: {
         std::string s = std::string("atomic_") + name(v.atomic_op) + "<" + name(v.order) + ", " + name(v.scope) +
                         ">(" + view(v.view);
@@ -84,6 +90,13 @@ class Printer {
       case StmtKind::ForBlocks:
         line(d, "for " + var(s.var) + " in blocks(" + value(*s.hi) + ", " + std::to_string(s.step) + ")" +
                     (s.persistent ? " persistent" : "") + " {");
+        stmts(s.body, d + 1);
+        line(d, "}");
+        break;
+      case StmtKind::ForTiles:
+        line(d, "for " + (s.var_t >= 0 ? var(s.var_t) + ", " : std::string()) + "(" + var(s.var) + ", " + var(s.var2) +
+                    ") in tiles([" + value(*s.hi) + ", " + value(*s.hi2) + "], [" + std::to_string(s.step) + ", " +
+                    std::to_string(s.step2) + "])" + (s.persistent ? " persistent" : "") + " {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;

@@ -86,6 +86,73 @@ IRIS_DEVICE IRIS_FORCEINLINE void store(T* p, const T (&r)[L::kPerThread], long 
   }
 }
 
+// 2-D tiles: R x C elements, row-major; slot s of thread t is flat element
+// s * THREADS + t, so a warp's slots are consecutive columns of one row (coalesced).
+template <int R, int C, int THREADS>
+struct Layout2D {
+  static_assert((R * C) % THREADS == 0, "a 2-D tile must divide evenly over the threads");
+  static constexpr int kRows = R, kCols = C;
+  static constexpr int kPerThread = R * C / THREADS;
+  IRIS_DEVICE IRIS_FORCEINLINE static int row(int s) { return (s * THREADS + (int)threadIdx.x) / C; }
+  IRIS_DEVICE IRIS_FORCEINLINE static int col(int s) { return (s * THREADS + (int)threadIdx.x) % C; }
+};
+
+// r[s] = p[row * ld + col] inside [rows_valid, cols_valid], else 0.
+template <class L, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void load2d(T (&r)[L::kPerThread], const T* p, long long ld, long long rows_valid,
+                                         long long cols_valid) {
+#pragma unroll
+  for (int s = 0; s < L::kPerThread; ++s) {
+    const int i = L::row(s), j = L::col(s);
+    r[s] = (i < rows_valid && j < cols_valid) ? p[i * ld + j] : T(0);
+  }
+}
+
+// p[row * ld + col] = r[s] inside [rows_valid, cols_valid].
+template <class L, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], long long ld, long long rows_valid,
+                                          long long cols_valid) {
+#pragma unroll
+  for (int s = 0; s < L::kPerThread; ++s) {
+    const int i = L::row(s), j = L::col(s);
+    if (i < rows_valid && j < cols_valid) p[i * ld + j] = r[s];
+  }
+}
+
+// acc = A[rows, K] x B[K, cols] for an L-shaped tile: A rows `lda` apart, B rows `ldb`
+// apart, rows/columns past *_valid and k past K read as 0. The simple lowering: BK-deep
+// slices of A and B staged in shared memory (as float), FMAs in float. Every thread of
+// the program must call it (it synchronizes the block).
+template <class L, int BK, int THREADS, class Acc, class T>
+IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
+                        long long ldb, long long b_cols_valid, long long k_extent) {
+  __shared__ float as[L::kRows * BK];
+  __shared__ float bs[BK * L::kCols];
+  float sum[L::kPerThread];
+#pragma unroll
+  for (int s = 0; s < L::kPerThread; ++s) sum[s] = 0.f;
+  for (long long k0 = 0; k0 < k_extent; k0 += BK) {
+    for (int i = threadIdx.x; i < L::kRows * BK; i += THREADS) {
+      const int r = i / BK, k = i % BK;
+      as[i] = (r < a_rows_valid && k0 + k < k_extent) ? (float)a[r * lda + k0 + k] : 0.f;
+    }
+    for (int i = threadIdx.x; i < BK * L::kCols; i += THREADS) {
+      const int k = i / L::kCols, c = i % L::kCols;
+      bs[i] = (k0 + k < k_extent && c < b_cols_valid) ? (float)b[(k0 + k) * ldb + c] : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < L::kPerThread; ++s) {
+      const int r = L::row(s), c = L::col(s);
+#pragma unroll
+      for (int k = 0; k < BK; ++k) sum[s] += as[r * BK + k] * bs[k * L::kCols + c];
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int s = 0; s < L::kPerThread; ++s) acc[s] = Acc(sum[s]);
+}
+
 // Block-wide reduction of one value per thread; every thread gets the result.
 // `scratch` holds THREADS / 32 values.
 template <int THREADS, class T, class Op>
