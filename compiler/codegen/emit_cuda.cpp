@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -186,12 +189,26 @@ class KernelEmitter {
   std::string literal(const Value& v) const {
     if (v.type.elem == ScalarType::boolean) return v.int_value ? "true" : "false";
     if (is_float(v.type.elem)) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.9g", v.float_value);
-      std::string s = buf;
-      if (s.find_first_of(".en") == std::string::npos) s += ".0";
-      if (v.type.elem == ScalarType::f32) return s + "f";
-      return std::string(cuda_type(v.type.elem)) + "(" + s + "f)";
+      // The constant as the f32 it rounds to (IEEE: 1e39 -> inf, 1e-50 -> 0), spelled
+      // by its bits when a decimal literal would be rejected or inexact (inf, NaN,
+      // subnormal, out of range).
+      const float f = static_cast<float>(v.float_value);
+      std::string s;
+      if (!std::isfinite(f) || (f != 0 && std::fabs(f) < 1.17549435e-38f)) {
+        std::uint32_t bits;
+        std::memcpy(&bits, &f, 4);
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "__int_as_float(0x%08x)", bits);
+        s = buf;
+      } else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+        s = buf;
+        if (s.find_first_of(".en") == std::string::npos) s += ".0";
+        s += "f";
+      }
+      if (v.type.elem == ScalarType::f32) return s;
+      return std::string(cuda_type(v.type.elem)) + "(" + s + ")";
     }
     if (v.type.elem == ScalarType::u64) return std::to_string(static_cast<unsigned long long>(v.int_value)) + "ull";
     if (v.type.elem == ScalarType::u32) return std::to_string(static_cast<unsigned long long>(v.int_value)) + "u";

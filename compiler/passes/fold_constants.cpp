@@ -37,9 +37,13 @@ bool fold_value(ValuePtr& v, int& count) {
       out->float_value = is_float(c.type.elem) ? c.float_value : static_cast<double>(c.int_value);
     } else if (v->type.elem == ScalarType::boolean) {
       out->int_value = is_float(c.type.elem) ? c.float_value != 0 : c.int_value != 0;
+    } else if (is_float(c.type.elem)) {
+      // Out of range (or NaN), the conversion has no defined value: leave it to run time.
+      const double t = std::trunc(c.float_value);
+      if (!(t >= -9.2233720368547758e18 && t < 9.2233720368547758e18)) return false;
+      out->int_value = wrap(static_cast<std::int64_t>(t), v->type.elem);
     } else {
-      out->int_value = wrap(is_float(c.type.elem) ? static_cast<std::int64_t>(std::trunc(c.float_value)) : c.int_value,
-                            v->type.elem);
+      out->int_value = wrap(c.int_value, v->type.elem);
     }
     v = out;
     ++count;

@@ -32,7 +32,13 @@ bool has_effect(const Value& v) {
   for (const ValuePtr& o : v.operands) {
     if (has_effect(*o)) return true;
   }
-  return false;
+  // An atomic may hide in an index or a rank: x[atomic_add(c[0], 1)].
+  for (const View* view : {&v.view, &v.view_b}) {
+    for (const ValuePtr* p : {&view->offset, &view->extent, &view->row_extent, &view->ld, &view->full}) {
+      if (*p && has_effect(**p)) return true;
+    }
+  }
+  return v.rank && has_effect(*v.rank);
 }
 
 int remove(std::vector<StmtPtr>& body, const std::set<int>& used) {

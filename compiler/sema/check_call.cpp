@@ -213,6 +213,12 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       diags_.emit(DiagnosticKind::TileSizeNotConstant, size_expr.range, {"'" + std::string(diags_.source()->slice(size_expr.range)) + "'"});
       return error_value(e.range);
     }
+    const std::int64_t n = size_v->int_value;
+    if (n < 32 || n > 16384 || (n & (n - 1)) != 0) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, size_expr.range,
+                  {std::to_string(n), "1-D tiles must be a power of two from 32 to 16384 elements"});
+      return error_value(e.range);
+    }
     ValuePtr value = is_fill ? expr(*e.args[0]) : make(ValueKind::Const, Type::scalar(t), e.range);
     if (!is_fill) {
       value->int_value = fn == "ones";

@@ -2,6 +2,7 @@
 // symbols, roles and the grid policy (see sema.hpp).
 #include "compiler/sema/sema.hpp"
 
+#include <cstdint>
 #include <set>
 
 #include "compiler/sema/sema_state.hpp"
@@ -45,14 +46,24 @@ struct LaunchEval {
         if (!a || !b) return std::nullopt;
         const std::string op = token_kind_spelling(e.op).substr(1, token_kind_spelling(e.op).size() - 2);
         *text = "(" + ta + " " + op + " " + tb + ")";
+        std::int64_t r = 0;
+        bool ok = true;
         switch (e.op) {
-          case TokenKind::Plus: return *a + *b;
-          case TokenKind::Minus: return *a - *b;
-          case TokenKind::Star: return *a * *b;
-          case TokenKind::Slash: return *b ? std::optional(*a / *b) : std::nullopt;
-          case TokenKind::Percent: return *b ? std::optional(*a % *b) : std::nullopt;
+          case TokenKind::Plus: ok = !__builtin_add_overflow(*a, *b, &r); break;
+          case TokenKind::Minus: ok = !__builtin_sub_overflow(*a, *b, &r); break;
+          case TokenKind::Star: ok = !__builtin_mul_overflow(*a, *b, &r); break;
+          case TokenKind::Slash:
+          case TokenKind::Percent:
+            ok = *b != 0 && !(*a == INT64_MIN && *b == -1);
+            if (ok) r = e.op == TokenKind::Slash ? *a / *b : *a % *b;
+            break;
           default: bad_name = "'" + op + "'"; return std::nullopt;
         }
+        if (!ok) {
+          bad_name = "an expression that overflows or divides by zero";
+          return std::nullopt;
+        }
+        return r;
       }
       case ast::ExprKind::Call:
         if ((e.name == "min" || e.name == "max") && e.args.size() == 2) {

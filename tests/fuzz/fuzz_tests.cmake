@@ -76,7 +76,7 @@ set_target_properties(irisc_fuzz_frontend PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${
 
 # Seed corpus: the committed seeds plus every samples/*/*.iris, copied afresh on every
 # build of the fuzzer into <build>/tests/fuzz_corpus (fuzz.sh fuzzes a scratch copy of
-# that). Inputs that still crash the compiler live in tests/fuzz/crashes/, not here.
+# that). Inputs that crashed the compiler once live in tests/fuzz/regressions/ (checked by the golden tests).
 file(GLOB IRISC_FUZZ_SEEDS CONFIGURE_DEPENDS
      ${CMAKE_CURRENT_LIST_DIR}/corpus/* ${PROJECT_SOURCE_DIR}/samples/*/*.iris)
 set(IRISC_FUZZ_CORPUS_DIR ${CMAKE_BINARY_DIR}/tests/fuzz_corpus)

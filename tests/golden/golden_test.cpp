@@ -1079,3 +1079,30 @@ TEST(KnownBugs, CliDefineBeforeTheInputFile) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Inputs the fuzzer once found crashing (or miscompiling): each must now compile to PTX
+// or stop with user diagnostics -- never with a compiler-bug diagnostic.
+TEST(FuzzRegressions, EveryInputCompilesOrIsRejectedCleanly) {
+  std::string why;
+  const bool have_nvrtc = irisc::toolchain::nvrtc_available(&why);
+  int seen = 0;
+  for (const auto& e : fs::directory_iterator(kSourceDir / "tests/fuzz/regressions")) {
+    if (e.path().extension() != ".iris") continue;
+    ++seen;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    irisc::SourceBuffer src(e.path().filename().string(), os.str());
+    irisc::CompileOptions o;
+    o.stop_after = have_nvrtc ? irisc::Stage::ptx : irisc::Stage::cuda;
+    const irisc::CompileResult r = irisc::compile(src, o);
+    for (const irisc::Diagnostic& d : r.diagnostics) {
+      EXPECT_NE(d.kind, irisc::DiagnosticKind::ToolchainFailed) << e.path() << ":\n" << r.rendered_diagnostics;
+    }
+    if (e.path().filename() == "passes_dead_let_drops_nested_atomic.iris") {
+      EXPECT_NE(r.cuda.find("atomic_add"), std::string::npos) << "the atomic in the index was dropped";
+    }
+  }
+  EXPECT_GT(seen, 0);
+}
