@@ -74,11 +74,13 @@ target_link_options(irisc_fuzz_frontend PRIVATE ${IRISC_FUZZ_SANITIZE})
 target_link_libraries(irisc_fuzz_frontend PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(irisc_fuzz_frontend PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
 
-# Seed corpus: the committed seeds plus every samples/*/*.iris, copied afresh on every
-# build of the fuzzer into <build>/tests/fuzz_corpus (fuzz.sh fuzzes a scratch copy of
-# that). Inputs that crashed the compiler once live in tests/fuzz/regressions/ (checked by the golden tests).
+# Seed corpus: the committed seeds, the inputs of fixed fuzzer findings (regressions/,
+# also replayed by the golden test FuzzRegressions) and every samples/*/*.iris, copied
+# afresh on every build of the fuzzer into <build>/tests/fuzz_corpus (fuzz.sh fuzzes a
+# scratch copy of that, so each run replays them all under the sanitizers first).
 file(GLOB IRISC_FUZZ_SEEDS CONFIGURE_DEPENDS
-     ${CMAKE_CURRENT_LIST_DIR}/corpus/* ${PROJECT_SOURCE_DIR}/samples/*/*.iris)
+     ${CMAKE_CURRENT_LIST_DIR}/corpus/* ${CMAKE_CURRENT_LIST_DIR}/regressions/*.iris
+     ${PROJECT_SOURCE_DIR}/samples/*/*.iris)
 set(IRISC_FUZZ_CORPUS_DIR ${CMAKE_BINARY_DIR}/tests/fuzz_corpus)
 add_custom_target(irisc_fuzz_seed_corpus
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${IRISC_FUZZ_CORPUS_DIR}

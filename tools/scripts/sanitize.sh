@@ -12,7 +12,8 @@
 #
 # Any sanitizer report fails the test it happens in (halt_on_error), so the script exits
 # non-zero. Uses clang when installed (same toolchain as fuzz.sh), else g++.
-# tests/fuzz/lsan.supp holds the (few, explained) LeakSanitizer suppressions.
+# tests/fuzz/lsan.supp is the LeakSanitizer suppressions file (empty so far: nothing,
+# NVRTC included, leaks; it explains the one NVRTC-related runtime option below).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${ASAN_BUILD:-build-asan}
@@ -46,7 +47,7 @@ san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 # dlopen'd library's dynamic TLS block as a glibc-2.19 one when it happens to start at
 # a particular page offset; LeakSanitizer then scans a bogus range at exit and dies with
 # "Tracer caught signal 11" (no leak involved). libnvrtc's TLS triggers it for some
-# inputs (seen with samples/03_all_store at --emit=ptx). See tests/fuzz/lsan.supp.
+# inputs (seen with an all-store kernel at --emit=ptx). See tests/fuzz/lsan.supp.
 export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:intercept_tls_get_addr=0"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export LSAN_OPTIONS="suppressions=$root/tests/fuzz/lsan.supp:print_suppressions=1"
@@ -60,12 +61,14 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DIRIS_BUILD_SAMPLES=OFF -DIRIS_WITH_MPI=OFF -DIRISC_FUZZ=OFF >/dev/null
 
-# The compiler, its CLI and every CPU test binary; plus whatever target the golden
-# tests bring (any target named *golden*). Missing names are skipped, not errors.
-available=$(cmake --build "$B" --target help | sed -n 's/^\([A-Za-z0-9_.+-]*\): .*/\1/p')
+# The compiler, its CLI and every CPU test binary: the ones named here, any target named
+# *golden* and any other *_tests target, but not the GPU suite (nvcc-built kernels, needs
+# a GPU) nor MPI. Missing names are skipped, not errors.
+available=$(cmake --build "$B" --target help | sed -n 's/^\([A-Za-z0-9_.+-]*\): phony$/\1/p')
 want=(irisc_lib irisc iris_unit_tests iris_no_driver_tests iris_device_header_tests
       irisc_nvrtc_tests iris_jit_cache_tests)
-want+=($(grep -i golden <<<"$available" || true))
+want+=($(grep -iE 'golden|_tests$' <<<"$available" | grep -vE '^(iris_gpu_tests|.*mpi.*)$' || true))
+mapfile -t want < <(printf '%s\n' "${want[@]}" | awk '!seen[$0]++')
 targets=()
 for t in "${want[@]}"; do
   if grep -qx -- "$t" <<<"$available"; then targets+=("$t"); else echo "sanitize: no target $t, skipped"; fi
