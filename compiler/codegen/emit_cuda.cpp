@@ -499,16 +499,7 @@ class KernelEmitter {
       case StmtKind::Store: {
         if (s.view.rows) {
           const std::string L = layout2d(s.view.rows, s.view.size);
-          std::string arr;
-          if (s.value->type.is_tile()) {
-            arr = tile_for_store(*s.value, depth);
-          } else {
-            arr = fresh("t");
-            const std::string x = scalar(*s.value, depth);
-            line(depth, std::string(cuda_type(s.value->type.elem)) + " " + arr + "[" + L + "::kPerThread];");
-            line(depth, "#pragma unroll");
-            line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + arr + "[s] = " + x + ";");
-          }
+          const std::string arr = store_source(*s.value, L, depth);
           line(depth, "iris::device::tile::store2d<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
                           scalar(*s.view.ld, depth) + ", " + scalar(*s.view.row_extent, depth) + ", " +
                           scalar(*s.view.extent, depth) + ");");
@@ -516,16 +507,7 @@ class KernelEmitter {
         }
         if (s.view.size) {
           const std::string L = layout(s.view.size);
-          std::string arr;
-          if (s.value->type.is_tile()) {
-            arr = tile_for_store(*s.value, depth);
-          } else {
-            arr = fresh("t");
-            const std::string x = scalar(*s.value, depth);
-            line(depth, std::string(cuda_type(s.value->type.elem)) + " " + arr + "[" + L + "::kPerThread];");
-            line(depth, "#pragma unroll");
-            line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + arr + "[s] = " + x + ";");
-          }
+          const std::string arr = store_source(*s.value, L, depth);
           line(depth, "iris::device::tile::store<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
                           scalar(*s.view.extent, depth) + ");");
         } else {
@@ -662,9 +644,16 @@ class KernelEmitter {
     line(depth, "}");
   }
 
-  std::string tile_for_store(const Value& v, int depth) {
-    if (v.kind == ValueKind::VarRef) return var_name(v.var);
-    return tile(v, depth);
+  // The register array a tile store writes from: the tile itself, or a scalar
+  // broadcast over layout L.
+  std::string store_source(const Value& v, const std::string& L, int depth) {
+    if (v.type.is_tile()) return v.kind == ValueKind::VarRef ? var_name(v.var) : tile(v, depth);
+    const std::string arr = fresh("t");
+    const std::string x = scalar(v, depth);
+    line(depth, std::string(cuda_type(v.type.elem)) + " " + arr + "[" + L + "::kPerThread];");
+    line(depth, "#pragma unroll");
+    line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + arr + "[s] = " + x + ";");
+    return arr;
   }
 
   const Kernel& k_;

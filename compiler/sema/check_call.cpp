@@ -31,6 +31,16 @@ bool atomic_supports(AtomicOp op, ScalarType t) {
 
 }  // namespace
 
+ValuePtr KernelChecker::to_element(ValuePtr v, ScalarType elem, SourceRange where) {
+  if (v->error || v->type.elem == elem) return v;
+  if (v->kind == ValueKind::Const || (v->type.elem == ScalarType::int_ && is_integer(elem))) {
+    return coerce(v, elem, where);
+  }
+  diags_.emit(DiagnosticKind::StoreTypeMismatch, where,
+              {type_name(v->type), "a tensor of " + std::string(ast::scalar_type_name(elem)), ast::scalar_type_name(elem)});
+  return error_value(where);
+}
+
 std::optional<FlagOperands> KernelChecker::flag_operands(const std::string& fn, const ast::Expr& flag_expr,
                                                          const ast::Expr& value_expr) {
   auto flag = view(flag_expr, fn);
@@ -92,16 +102,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       diags_.emit(DiagnosticKind::TypeMismatch, e.args[1]->range, {type_name(value->type), "a value", ""});
       return no_value();
     }
-    if (value->type.elem != dp.elem) {
-      if (value->kind == ValueKind::Const || (value->type.elem == ScalarType::int_ && is_integer(dp.elem))) {
-        value = coerce(value, dp.elem, e.args[1]->range);
-      } else {
-        diags_.emit(DiagnosticKind::StoreTypeMismatch, e.args[1]->range,
-                    {type_name(value->type), "a tensor of " + std::string(ast::scalar_type_name(dp.elem)),
-                     ast::scalar_type_name(dp.elem)});
-        return no_value();
-      }
-    }
+    value = to_element(value, dp.elem, e.args[1]->range);
     if (value->error) return no_value();
     if (value->type.is_tile() && !same_shape(value->type, view_type(*dst, dp.elem))) {
       diags_.emit(DiagnosticKind::TileShapeMismatch, e.range,
@@ -355,31 +356,14 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
                     {std::to_string(operand->type.size), v->size ? std::to_string(v->size) : "1"});
         return error_value(e.range);
       }
-      if (operand->type.elem != p.elem) {
-        if (operand->kind == ValueKind::Const || (operand->type.elem == ScalarType::int_ && is_integer(p.elem))) {
-          operand = coerce(operand, p.elem, e.args[i]->range);
-        } else {
-          diags_.emit(DiagnosticKind::StoreTypeMismatch, e.args[i]->range,
-                      {type_name(operand->type), "a tensor of " + std::string(ast::scalar_type_name(p.elem)),
-                       ast::scalar_type_name(p.elem)});
-          return error_value(e.range);
-        }
-      }
+      operand = to_element(operand, p.elem, e.args[i]->range);
+      if (operand->error) return operand;
       result->operands.push_back(operand);
     }
-    if (as_statement) {
-      auto s = std::make_unique<Stmt>();
-      s->kind = StmtKind::Eval;
-      s->range = e.range;
-      s->value = result;
-      stmts->push_back(std::move(s));
-      return nullptr;
-    }
-    return result;
   }
   if (as_statement) {
-    // A pure value computed for nothing: keep it (it may still trap on bad input) but
-    // it has no effect.
+    // A value computed as a statement: an atomic (kept for its effect) or a pure value
+    // (kept, but it has no effect).
     auto s = std::make_unique<Stmt>();
     s->kind = StmtKind::Eval;
     s->range = e.range;

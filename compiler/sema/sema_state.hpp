@@ -52,6 +52,9 @@ class KernelChecker {
   const ast::Expr* named(const ast::Expr& call, const char* name) const;
   // Converts v to `to` element type if v is a literal constant (or int_), else reports.
   tir::ValuePtr coerce(tir::ValuePtr v, tir::ScalarType to, SourceRange where);
+  // A value written into (or combined with) a tensor of `elem`: literals and the index
+  // type convert; anything else is a StoreTypeMismatch (and an error value).
+  tir::ValuePtr to_element(tir::ValuePtr v, tir::ScalarType elem, SourceRange where);
   tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
   std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,
                                                    const ast::Expr& value_expr);
