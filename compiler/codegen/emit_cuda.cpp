@@ -64,6 +64,20 @@ std::string kernel_expr(const std::string& e) {
 }
 std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
 
+// Loops over ranks run 1 to kMaxRanks times with a bound only known at launch, which
+// NVVM does not unroll by itself; unrolled, the accesses to different ranks issue back to
+// back (04_atomic_add: 93% -> 95-96% of the hand-written kernel on 4 x H200).
+constexpr const char* kRankLoopUnroll = "#pragma unroll 4";
+
+// Whether `v` depends on the world size (a loop bounded by it is a loop over ranks).
+bool mentions_world(const Value& v) {
+  if (v.kind == ValueKind::BuiltinRef && v.builtin == Builtin::world) return true;
+  for (const ValuePtr& o : v.operands) {
+    if (o && mentions_world(*o)) return true;
+  }
+  return false;
+}
+
 class KernelEmitter {
  public:
   KernelEmitter(const Kernel& k, std::string& out) : k_(k), out_(out) {}
@@ -579,9 +593,10 @@ class KernelEmitter {
       }
       case StmtKind::ForRanks: {
         const std::string n = var_name(s.var);
+        line(depth, kRankLoopUnroll);
         if (s.peers_only) {
           line(depth, "for (long long iris_k = 1; iris_k < ctx.world; ++iris_k) {");
-          line(depth + 1, "const long long " + n + " = (ctx.rank + iris_k) % ctx.world;");
+          line(depth + 1, "const long long " + n + " = iris_rem(ctx.rank + iris_k, (long long)ctx.world);");
         } else {
           line(depth, "for (long long " + n + " = 0; " + n + " < ctx.world; ++" + n + ") {");
         }
@@ -592,6 +607,7 @@ class KernelEmitter {
       case StmtKind::ForRange: {
         const std::string n = var_name(s.var);
         const std::string lo = scalar(*s.lo, depth), hi = scalar(*s.hi, depth);
+        if (mentions_world(*s.lo) || mentions_world(*s.hi)) line(depth, kRankLoopUnroll);
         line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + hi + "; ++" + n + ") {");
         stmts(s.body, depth + 1);
         line(depth, "}");

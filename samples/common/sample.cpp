@@ -24,8 +24,11 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "  --size SIZE     bytes per buffer per rank (default %s)\n"
       "  --iters N       timed iterations (default %d)\n"
       "  --warmup N      untimed iterations first (default %d)\n"
-      "  --path P        which versions run: cuda (kernels.cu), cli (irisc's cubin), jit\n"
+      "  --path P[,P..]  which versions run: cuda (kernels.cu), cli (irisc's cubin), jit\n"
       "                  (.iris compiled at run time), embedded (irisc's header), all (default)\n"
+      "  --cubin FILE    the cli version loads FILE (e.g. from `irisc -DB=1024 ... -o FILE`)\n"
+      "                  instead of the cubin built with the sample\n"
+      "  -D NAME=VALUE   compile-time parameter for the jit version (repeatable)\n"
       "  -h, --help      this text\n"
       "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
       "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS. Exit codes: 0 ok, 1 failed, 2 usage,\n"
@@ -75,10 +78,23 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         args.warmup = parse_count(a, value());
       } else if (a == "--path") {
         args.path = value();
-        if (args.path != "all" && args.path != "cuda" && args.path != "cli" && args.path != "jit" &&
-            args.path != "embedded") {
-          throw Error("--path: '" + args.path + "' is not one of cuda, cli, jit, embedded, all");
+        std::stringstream list(args.path);
+        for (std::string p; std::getline(list, p, ',');) {
+          if (p != "all" && p != "cuda" && p != "cli" && p != "jit" && p != "embedded") {
+            throw Error("--path: '" + p + "' is not one of cuda, cli, jit, embedded, all");
+          }
         }
+      } else if (a == "--cubin") {
+        args.cubin = value();
+      } else if (a == "-D" || a.rfind("-D", 0) == 0) {
+        const std::string def = a == "-D" ? std::string(value()) : a.substr(2);
+        const auto eq = def.find('=');
+        char* end = nullptr;
+        const long long v = eq == std::string::npos ? 0 : std::strtoll(def.c_str() + eq + 1, &end, 0);
+        if (eq == std::string::npos || eq == 0 || end == def.c_str() + eq + 1 || *end) {
+          throw Error("-D: '" + def + "' is not NAME=INTEGER");
+        }
+        args.defines[def.substr(0, eq)] = v;
       } else {
         throw Error("unknown option '" + a + "' (see --help)");
       }
@@ -160,6 +176,14 @@ template void expect_equal<std::uint32_t>(const std::vector<std::uint32_t>&, con
 template void expect_equal<std::uint64_t>(const std::vector<std::uint64_t>&, const std::vector<std::uint64_t>&,
                                           const std::string&);
 
+bool SampleArgs::runs(const std::string& p) const {
+  std::stringstream list(path);
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item == "all" || item == p) return true;
+  }
+  return false;
+}
+
 unsigned grid_for(const Context& ctx, std::size_t work_items, unsigned threads) {
   std::size_t blocks = (work_items + threads - 1) / threads;
   const std::size_t cap = static_cast<std::size_t>(ctx.multiprocessors()) * 4;
@@ -179,8 +203,8 @@ std::filesystem::path exe_dir() {
 
 }  // namespace
 
-Program load_cli_program(Context& ctx, const std::string& stem) {
-  const auto path = exe_dir() / (stem + ".cubin");
+Program load_cli_program(Context& ctx, const SampleArgs& args, const std::string& stem) {
+  const auto path = args.cubin.empty() ? exe_dir() / (stem + ".cubin") : std::filesystem::path(args.cubin);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error("cannot read " + path.string() + " (built by irisc at build time): " + ec.message());
@@ -194,8 +218,10 @@ Program load_cli_program(Context& ctx, const std::string& stem) {
   return Program(ctx, bytes, path.string());
 }
 
-Program load_jit_program(Context& ctx, const std::string& stem) {
-  return jit_program_file(ctx, exe_dir() / (stem + ".iris"));
+Program load_jit_program(Context& ctx, const SampleArgs& args, const std::string& stem) {
+  JitOptions options;
+  options.defines = args.defines;
+  return jit_program_file(ctx, exe_dir() / (stem + ".iris"), options);
 }
 
 void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m) {

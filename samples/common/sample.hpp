@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +29,13 @@ struct SampleArgs {
   // Which versions to run: "cuda" (hand-written kernels.cu), "cli" (the cubin irisc made
   // at build time), "jit" (the .iris compiled at run time), "embedded" (the header
   // irisc made), or "all".
+  // A comma-separated list selects several, e.g. "cuda,jit".
   std::string path = "all";
-  bool runs(const std::string& p) const { return path == "all" || path == p; }
+  // The cubin the cli path loads instead of the one built with the sample (--cubin).
+  std::string cubin;
+  // Compile-time parameters the jit path passes to irisc (-D NAME=VALUE).
+  std::map<std::string, std::int64_t> defines;
+  bool runs(const std::string& p) const;
 };
 
 // One version of a sample's kernel: how to launch it once.
@@ -52,8 +59,8 @@ void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Varian
 
 // The .iris programs of a sample, loaded the three irisc ways. `stem` is the .iris file
 // name without extension; the cubin and the source sit next to the executable.
-Program load_cli_program(Context& ctx, const std::string& stem);
-Program load_jit_program(Context& ctx, const std::string& stem);
+Program load_cli_program(Context& ctx, const SampleArgs& args, const std::string& stem);
+Program load_jit_program(Context& ctx, const SampleArgs& args, const std::string& stem);
 
 // A sample's .iris kernels through each irisc path that `args` selects. `Embedded` is
 // the Kernels class of the header iris_add_kernels generated for the same file.
@@ -62,8 +69,8 @@ struct IrisPaths {
   std::optional<Program> cli, jit;
   std::optional<Embedded> embedded;
   IrisPaths(Context& ctx, const SampleArgs& args, const std::string& stem) {
-    if (args.runs("cli")) cli = load_cli_program(ctx, stem);
-    if (args.runs("jit")) jit = load_jit_program(ctx, stem);
+    if (args.runs("cli")) cli = load_cli_program(ctx, args, stem);
+    if (args.runs("jit")) jit = load_jit_program(ctx, args, stem);
     if (args.runs("embedded")) embedded.emplace(ctx);
   }
 };

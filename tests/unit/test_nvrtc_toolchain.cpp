@@ -86,6 +86,31 @@ INSTANTIATE_TEST_SUITE_P(Targets, NvrtcArch, testing::Values("sm_90a", "sm_90", 
                            return std::string(info.param);
                          });
 
+// Whole tiles are stored with 16-byte vector stores. With one 16-byte chunk per thread
+// (B = THREADS * 4) NVVM used to turn the fast path's vector store into four scalar
+// stores, sharing them with the masked path; to a peer that halves the NVLink rate.
+TEST_F(Nvrtc, WholeTileStoresAreVectorStores) {
+  const char* const src = R"CUDA(
+#include <iris/device.hpp>
+using L = iris::device::tile::Layout<1024, 256, 4>;
+extern "C" __global__ void all_store(const __grid_constant__ iris::device::Context ctx, float* dst,
+                                     const float* src, long long n) {
+  for (long long start = blockIdx.x * 1024ll; start < n; start += gridDim.x * 1024ll) {
+    const long long extent = n - start < 1024 ? n - start : 1024;
+    float t[L::kPerThread];
+    iris::device::tile::load<L>(t, src + start, extent);
+    for (int r = 0; r < ctx.world; ++r)
+      iris::device::tile::store<L>(iris::device::translate(ctx, dst, r) + ctx.rank * n + start, t, extent);
+  }
+}
+)CUDA";
+  const CudaCompileResult r = compile_cuda(src, "all_store.cu", for_arch("sm_90a"));
+  ASSERT_TRUE(r.ok) << r.log;
+  std::size_t vector_stores = 0;
+  for (std::size_t at = 0; (at = r.ptx.find("st.global.v4.b32", at)) != std::string::npos; ++at) ++vector_stores;
+  EXPECT_GE(vector_stores, 1u) << r.ptx;
+}
+
 TEST_F(Nvrtc, SyntaxErrorIsReportedWithItsLine) {
   const std::string source =
       "#include <iris/device.hpp>\n"
