@@ -44,10 +44,13 @@ int main(int argc, char** argv) {
     iris::bench::CompileBenchOptions co;
     for (int i = 2; i < argc; ++i) {
       const std::string a = argv[i];
-      if (a == "--target" && i + 1 < argc) co.target = argv[++i];
+      if (a == "-h" || a == "--help") {
+        usage();
+        return 0;
+      } else if (a == "--target" && i + 1 < argc) co.target = argv[++i];
       else if (a == "--reps" && i + 1 < argc) co.reps = std::max(1, std::atoi(argv[++i]));
       else if (!a.empty() && a[0] == '-') {
-        std::fprintf(stderr, "iris-bench compile: unknown option '%s'\n", a.c_str());
+        std::fprintf(stderr, "iris-bench compile: unknown option '%s' (see --help)\n", a.c_str());
         return 2;
       } else co.files.emplace_back(a);
     }
