@@ -27,6 +27,10 @@ class Arg {
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   Arg(T v)  // NOLINT
       : is_float_(std::is_floating_point_v<T>), f_(static_cast<double>(v)), i_(static_cast<std::int64_t>(v)) {}
+  // f16 and bf16 scalars: the value converts back exactly when Program packs it.
+  Arg(half v) : is_float_(true), f_(static_cast<float>(v)), i_(static_cast<std::int64_t>(static_cast<float>(v))) {}  // NOLINT
+  Arg(bfloat16 v)  // NOLINT
+      : is_float_(true), f_(static_cast<float>(v)), i_(static_cast<std::int64_t>(static_cast<float>(v))) {}
   // A device buffer that is not on the heap (local tensor parameters only).
   static Arg device_buffer(void* ptr, DType dtype, Shape shape);
 
