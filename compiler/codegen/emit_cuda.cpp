@@ -384,10 +384,11 @@ class KernelEmitter {
     line(depth, "#pragma unroll");
     line(depth, "for (int s = 0; s < " + layout_of(t.type) + "::kPerThread; ++s) { " + acc_t + " a = " + r + ", b = (" +
                     acc_t + ")" + arr + "[s]; " + r + " = " + op + "; }");
-    const std::string scratch = flt ? "iris_scratch_f" : "iris_scratch_i";
-    const std::string scratch_t = flt ? "float" : "long long";
-    line(depth, r + " = (" + acc_t + ")iris::device::tile::block_reduce<" + std::to_string(threads_) + ">((" + scratch_t +
-                    ")" + r + ", " + scratch + ", [](" + scratch_t + " a, " + scratch_t + " b) { return " + op + "; });");
+    // The warp partials go through shared scratch in the accumulator's own type, so u64
+    // max/min compare unsigned (the integer scratch is 8-byte slots, wide enough for all).
+    const std::string scratch = flt ? "iris_scratch_f" : "reinterpret_cast<" + acc_t + "*>(iris_scratch_i)";
+    line(depth, r + " = iris::device::tile::block_reduce<" + std::to_string(threads_) + ">(" + r + ", " + scratch +
+                    ", [](" + acc_t + " a, " + acc_t + " b) { return " + op + "; });");
     return half ? std::string(cuda_type(v.type.elem)) + "(" + r + ")" : r;
   }
 
@@ -401,16 +402,18 @@ class KernelEmitter {
     const std::string r = fresh("t");
     line(depth, t + " " + r + "[" + L + "::kPerThread];");
     switch (v.kind) {
-      case ValueKind::Load:
+      case ValueKind::Load: {
+        const std::string other = v.operands.empty() ? "" : ", " + scalar(*v.operands[0], depth);
         if (v.view.rows) {
           line(depth, "iris::device::tile::load2d<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
                           scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
-                          scalar(*v.view.extent, depth) + ");");
+                          scalar(*v.view.extent, depth) + other + ");");
           return r;
         }
         line(depth, "iris::device::tile::load<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
-                        scalar(*v.view.extent, depth) + ");");
+                        scalar(*v.view.extent, depth) + other + ");");
         return r;
+      }
       case ValueKind::Matmul:
         line(depth, "iris::device::tile::matmul<" + L + ", 16, " + std::to_string(threads_) + ">(" + r + ", " +
                         view_ptr(v.view, nullptr, depth) + ", " + scalar(*v.view.ld, depth) + ", " +

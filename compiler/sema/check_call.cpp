@@ -191,13 +191,30 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
   // ---- value calls -----------------------------------------------------------------------
   ValuePtr result;
   if (fn == "load") {
-    if (!check_named(e, {"from"}) || !want_args(1)) return error_value(e.range);
+    if (!check_named(e, {"from", "other"}) || !want_args(1)) return error_value(e.range);
     auto v = view(*e.args[0], fn);
     if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
     const Param& p = out_.params[static_cast<std::size_t>(v->param)];
     result = make(ValueKind::Load, view_type(*v, p.elem), e.range);
     result->view = *v;
     result->rank = rank_arg(e, "from", *v);
+    if (const ast::Expr* other = named(e, "other")) {
+      // What the tile's masked elements read (default 0), e.g. the identity of a max.
+      if (!v->size) {
+        diags_.emit(DiagnosticKind::BadOtherValue, other->range,
+                    {"applies to tile views such as x[i] with i a range; this load reads one element"});
+        return error_value(e.range);
+      }
+      ValuePtr o = expr(*other);
+      if (o->error) return error_value(e.range);
+      if (o->type.is_tile()) {
+        diags_.emit(DiagnosticKind::BadOtherValue, other->range, {"must be a scalar, not " + type_name(o->type)});
+        return error_value(e.range);
+      }
+      o = to_element(o, p.elem, other->range);
+      if (o->error) return error_value(e.range);
+      result->operands.push_back(std::move(o));
+    }
   } else if (fn == "fill" || fn == "zeros" || fn == "ones") {
     const bool is_fill = fn == "fill";
     if (!check_named(e, {}) || !want_args(is_fill ? 2 : 1)) return error_value(e.range);
@@ -286,9 +303,22 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     }
     result = make(ValueKind::Iota, Type::tile(ScalarType::int_, r->type.size), e.range);
     result->operands.push_back(r);
+  } else if (fn == "start" || fn == "extent") {
+    // The first global index of a range and how many of its B indices are valid.
+    if (!check_named(e, {}) || !want_args(1)) return error_value(e.range);
+    ValuePtr r = expr(*e.args[0]);
+    if (r->error) return error_value(e.range);
+    if (r->type.kind != TypeKind::Range) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range,
+                  {type_name(r->type), "a range", " (" + fn + "(i) takes a blocks() or tiles() loop variable)"});
+      return error_value(e.range);
+    }
+    result = make(fn == "start" ? ValueKind::RangeStart : ValueKind::RangeExtent, Type::scalar(ScalarType::int_), e.range);
+    result->operands.push_back(r);
   } else if ((fn == "sum" || fn == "max" || fn == "min") && e.args.size() == 1) {
     if (!check_named(e, {})) return error_value(e.range);
     ValuePtr t = expr(*e.args[0]);
+    if (t->error) return error_value(e.range);
     if (!t->type.is_tile() || t->type.elem == ScalarType::boolean) {
       diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range, {type_name(t->type), "a numeric tile", " (reductions work on tiles)"});
       return error_value(e.range);

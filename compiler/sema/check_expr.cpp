@@ -190,8 +190,10 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
           return v;
         }
         case EntityKind::Var: {
-          auto v = make(ValueKind::VarRef, out_.vars[static_cast<std::size_t>(ent->index)].type, e.range);
+          const tir::Var& var = out_.vars[static_cast<std::size_t>(ent->index)];
+          auto v = make(ValueKind::VarRef, var.type, e.range);
           v->var = ent->index;
+          v->error = var.error;  // no second diagnostic for a use of a variable whose value had one
           return v;
         }
       }
@@ -323,8 +325,8 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
         diags_.emit(DiagnosticKind::BadCast, e.range, {type_name(a->type), ast::scalar_type_name(to)});
         return error_value(e.range);
       }
-      if ((a->type.elem == ScalarType::boolean) != (to == ScalarType::boolean) &&
-          !(a->type.elem == ScalarType::boolean && is_integer(to))) {
+      // bool converts to any number (0 or 1); numbers do not convert to bool (compare them).
+      if (to == ScalarType::boolean && a->type.elem != ScalarType::boolean) {
         diags_.emit(DiagnosticKind::BadCast, e.range, {type_name(a->type), ast::scalar_type_name(to)});
         return error_value(e.range);
       }

@@ -33,6 +33,7 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
       ValuePtr v = expr(*s.value);
       if (v->type.kind == TypeKind::Void) return;
       const int var = new_var(s.name, v->type, true);
+      out_.vars[static_cast<std::size_t>(var)].error = v->error;
       declare(s.name, Entity{EntityKind::Var, var, 0, Builtin::rank, s.name_range});
       auto st = new_stmt(tir::StmtKind::Let, s.range);
       st->var = var;

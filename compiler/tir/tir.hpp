@@ -110,7 +110,7 @@ enum class ValueKind : std::uint8_t {
   Unary,       // unop(operands[0]); elementwise on tiles
   Binary,      // binop(operands[0], operands[1]); scalars broadcast over tiles
   Cast,        // operands[0] as type.elem
-  Load,        // view, from (null: local)
+  Load,        // view, from (null: local); tiles: operands[0] (optional) is what masked elements read
   Fill,        // operands[0] (scalar) repeated over a tile of type.size
   Iota,        // global element indices of range operands[0] (tile of i64)
   Reduce,      // reduce_op over tile operands[0] -> scalar
@@ -188,6 +188,7 @@ struct Var {
   std::string name;
   Type type;
   bool mutable_ = true;
+  bool error = false;  // bound to an expression that had a diagnostic: its uses are error values
 };
 
 struct Role {

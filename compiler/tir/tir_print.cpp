@@ -44,7 +44,8 @@ class Printer {
         return std::string(name(v.binop)) + "(" + value(*v.operands[0]) + ", " + value(*v.operands[1]) + ")";
       case ValueKind::Cast: return "cast<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
       case ValueKind::Load:
-        return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(*v.rank) : "") + ")";
+        return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(*v.rank) : "") +
+               (v.operands.empty() ? "" : ", other " + value(*v.operands[0])) + ")";
       case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
       case ValueKind::Iota: return "index(" + value(*v.operands[0]) + ")";
       case ValueKind::Reduce: return std::string(name(v.reduce_op)) + "(" + value(*v.operands[0]) + ")";
@@ -139,7 +140,8 @@ void verify_value(const Kernel& k, const Value& v, std::string& err) {
   }
   if (v.kind == ValueKind::VarRef && (v.var < 0 || v.var >= static_cast<int>(k.vars.size()))) err = "bad var";
   if ((v.kind == ValueKind::Binary && v.operands.size() != 2) ||
-      ((v.kind == ValueKind::Unary || v.kind == ValueKind::Cast || v.kind == ValueKind::Fill) && v.operands.size() != 1)) {
+      ((v.kind == ValueKind::Unary || v.kind == ValueKind::Cast || v.kind == ValueKind::Fill) && v.operands.size() != 1) ||
+      (v.kind == ValueKind::Load && (v.operands.size() > 1 || (!v.operands.empty() && (!v.type.is_tile() || v.operands[0]->type.is_tile()))))) {
     err = "wrong operand count";
   }
   for (const ValuePtr& o : v.operands) {

@@ -88,9 +88,9 @@ IRIS_DEVICE IRIS_FORCEINLINE bool whole_and_aligned(const T* p, long long valid)
   return valid >= L::kSize && reinterpret_cast<unsigned long long>(p) % kAlign == 0;
 }
 
-// r[s] = p[elem(s)] for elem(s) < valid, else 0. `p` may point into a peer's heap.
-template <class L, class T>
-IRIS_DEVICE IRIS_FORCEINLINE void load(T (&r)[L::kPerThread], const T* p, long long valid) {
+// r[s] = p[elem(s)] for elem(s) < valid, else `other`. `p` may point into a peer's heap.
+template <class L, class T, class U = T>
+IRIS_DEVICE IRIS_FORCEINLINE void load(T (&r)[L::kPerThread], const T* p, long long valid, U other = U(0)) {
   constexpr int V = L::kVec;
   if (whole_and_aligned<L>(p, valid)) {
 #pragma unroll
@@ -100,7 +100,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void load(T (&r)[L::kPerThread], const T* p, long l
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
-    r[s] = e < valid ? p[e] : T(0);
+    r[s] = e < valid ? p[e] : T(other);
   }
 }
 
@@ -131,14 +131,14 @@ struct Layout2D {
   IRIS_DEVICE IRIS_FORCEINLINE static int col(int s) { return (s * THREADS + (int)threadIdx.x) % C; }
 };
 
-// r[s] = p[row * ld + col] inside [rows_valid, cols_valid], else 0.
-template <class L, class T>
+// r[s] = p[row * ld + col] inside [rows_valid, cols_valid], else `other`.
+template <class L, class T, class U = T>
 IRIS_DEVICE IRIS_FORCEINLINE void load2d(T (&r)[L::kPerThread], const T* p, long long ld, long long rows_valid,
-                                         long long cols_valid) {
+                                         long long cols_valid, U other = U(0)) {
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const int i = L::row(s), j = L::col(s);
-    r[s] = (i < rows_valid && j < cols_valid) ? p[i * ld + j] : T(0);
+    r[s] = (i < rows_valid && j < cols_valid) ? p[i * ld + j] : T(other);
   }
 }
 
