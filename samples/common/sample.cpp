@@ -14,6 +14,13 @@ namespace iris::samples {
 namespace {
 
 void usage(const SampleSpec& spec, const SampleArgs& d) {
+  std::string own;
+  for (const IntOption& o : spec.int_options) {
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-15s %s (default %lld)\n", (o.flag + " N").c_str(), o.help.c_str(),
+                  static_cast<long long>(o.value));
+    own += line;
+  }
   std::printf(
       "%s: %s\n\n"
       "usage: %s [options]\n"
@@ -29,11 +36,12 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "  --cubin FILE    the cli version loads FILE (e.g. from `irisc -DB=1024 ... -o FILE`)\n"
       "                  instead of the cubin built with the sample\n"
       "  -D NAME=VALUE   compile-time parameter for the jit version (repeatable)\n"
+      "%s"
       "  -h, --help      this text\n"
       "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
       "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS. Exit codes: 0 ok, 1 failed, 2 usage,\n"
       "77 no GPU found.\n",
-      spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup);
+      spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup, own.c_str());
 }
 
 int parse_count(const std::string& flag, const char* text) {
@@ -51,6 +59,7 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
   try {
     args.options = Options::from_env();
     args.bytes = spec.default_bytes;
+    for (const IntOption& o : spec.int_options) args.ints[o.flag] = o.value;
     // The heap must hold the sample's buffers, the largest being [world][size] (up to 8
     // ranks) plus a few of [size]: default to 12 x the buffer size + 64 MiB.
     bool heap_given = std::getenv("IRIS_HEAP_SIZE") != nullptr;
@@ -80,8 +89,8 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         args.path = value();
         std::stringstream list(args.path);
         for (std::string p; std::getline(list, p, ',');) {
-          if (p != "all" && p != "cuda" && p != "cli" && p != "jit" && p != "embedded") {
-            throw Error("--path: '" + p + "' is not one of cuda, cli, jit, embedded, all");
+          if (p != "all" && p != "cuda" && p != "cli" && p != "jit" && p != "embedded" && p != "baseline") {
+            throw Error("--path: '" + p + "' is not one of cuda, cli, jit, embedded, baseline, all");
           }
         }
       } else if (a == "--cubin") {
@@ -95,6 +104,12 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
           throw Error("-D: '" + def + "' is not NAME=INTEGER");
         }
         args.defines[def.substr(0, eq)] = v;
+      } else if (args.ints.count(a)) {
+        char* end = nullptr;
+        const char* text = value();
+        const long long v = std::strtoll(text, &end, 0);
+        if (end == text || *end || v <= 0) throw Error(a + ": '" + text + "' is not a positive integer");
+        args.ints[a] = v;
       } else {
         throw Error("unknown option '" + a + "' (see --help)");
       }
@@ -184,6 +199,12 @@ bool SampleArgs::runs(const std::string& p) const {
   return false;
 }
 
+std::int64_t SampleArgs::get(const std::string& flag) const {
+  const auto it = ints.find(flag);
+  if (it == ints.end()) throw Error("no sample option " + flag);
+  return it->second;
+}
+
 unsigned grid_for(const Context& ctx, std::size_t work_items, unsigned threads) {
   std::size_t blocks = (work_items + threads - 1) / threads;
   const std::size_t cap = static_cast<std::size_t>(ctx.multiprocessors()) * 4;
@@ -249,7 +270,8 @@ void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Varian
     for (double r : all) mean += r / static_cast<double>(all.size());
     if (v.path == "cuda") cuda_rate = mean;
     char line[512];
-    int n = std::snprintf(line, sizeof line, "  %-9s validated; %s per rank:", v.path.c_str(), m.unit.c_str());
+    const std::string& name = v.label.empty() ? v.path : v.label;
+    int n = std::snprintf(line, sizeof line, "  %-9s validated; %s per rank:", name.c_str(), m.unit.c_str());
     for (double r : all) n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %8.2f", r);
     if (cuda_rate > 0 && v.path != "cuda") {
       std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), "   (%.1f%% of cuda)", 100.0 * mean / cuda_rate);

@@ -14,11 +14,19 @@
 
 namespace iris::samples {
 
+// A sample-specific integer option, e.g. {"--m", "rows of A and C", 4096}.
+struct IntOption {
+  std::string flag;
+  std::string help;
+  std::int64_t value;
+};
+
 struct SampleSpec {
   const char* name;         // "00_load"
   const char* summary;      // one line for --help
   std::size_t default_bytes;
   int min_ranks = 1;
+  std::vector<IntOption> int_options = {};
 };
 
 struct SampleArgs {
@@ -28,20 +36,24 @@ struct SampleArgs {
   int warmup = 3;
   // Which versions to run: "cuda" (hand-written kernels.cu), "cli" (the cubin irisc made
   // at build time), "jit" (the .iris compiled at run time), "embedded" (the header
-  // irisc made), or "all".
+  // irisc made), "baseline" (a vendor library, where the sample has one), or "all".
   // A comma-separated list selects several, e.g. "cuda,jit".
   std::string path = "all";
   // The cubin the cli path loads instead of the one built with the sample (--cubin).
   std::string cubin;
   // Compile-time parameters the jit path passes to irisc (-D NAME=VALUE).
   std::map<std::string, std::int64_t> defines;
+  // The sample's own integer options (SampleSpec::int_options) by flag, e.g. "--m".
+  std::map<std::string, std::int64_t> ints;
   bool runs(const std::string& p) const;
+  std::int64_t get(const std::string& flag) const;
 };
 
 // One version of a sample's kernel: how to launch it once.
 struct Variant {
   std::string path;
   std::function<void()> launch;
+  std::string label = {};  // printed instead of `path` when set (e.g. "cublas+nccl")
 };
 
 // What a sample checks and how it counts work.

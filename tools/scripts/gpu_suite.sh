@@ -26,6 +26,18 @@ step() {  # step NAME LOGFILE TIMEOUT CMD...
   if [ $rc -eq 0 ]; then summary+=("ok    $name ($((SECONDS - t0))s) $line"); else
     summary+=("FAIL  $name rc=$rc ($((SECONDS - t0))s) $line"); status=1; tail -30 "$OUT/$log"; fi
 }
+# The GEMM samples' baseline (cuBLAS + NCCL) is loaded at run time; on machines where
+# those come as Python wheels, put their lib folders on the loader's path.
+pylibs=$(python3 - 2>/dev/null <<'PY'
+import glob, site
+dirs = set()
+for s in site.getsitepackages():
+    for lib in ("cublas", "nccl", "cuda_runtime"):
+        dirs.update(p.rsplit("/", 1)[0] for p in glob.glob(f"{s}/nvidia/{lib}/lib/lib*.so*"))
+print(":".join(sorted(dirs)))
+PY
+)
+[ -n "$pylibs" ] && export LD_LIBRARY_PATH="$pylibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
 nvidia-smi -L >"$OUT/devices.txt" 2>&1
 mpirun_cmd=(mpirun --allow-run-as-root --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x IRIS_LOG)

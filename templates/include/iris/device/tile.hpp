@@ -160,7 +160,9 @@ IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], lon
 template <class L, int BK, int THREADS, class Acc, class T>
 IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
                         long long ldb, long long b_cols_valid, long long k_extent) {
-  __shared__ float as[L::kRows * BK];
+  static_assert(THREADS % L::kCols == 0, "each thread keeps one column of the tile");
+  static_assert(BK % 4 == 0, "A's rows are read 4 k at a time");
+  __shared__ __align__(16) float as[L::kRows * BK];
   __shared__ float bs[BK * L::kCols];
   float sum[L::kPerThread];
 #pragma unroll
@@ -175,11 +177,24 @@ IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, lo
       bs[i] = (k0 + k < k_extent && c < b_cols_valid) ? (float)b[(k0 + k) * ldb + c] : 0.f;
     }
     __syncthreads();
+    // A thread's slots share one column (L::col(s) == col): its BK values of B are read
+    // once, and each slot's row of A goes 4 k at a time (the warp reads the same row, a
+    // broadcast), so shared memory serves one 16-byte read per 4 FMAs.
+    const int col = static_cast<int>(threadIdx.x) % L::kCols;
+    float bk[BK];
+#pragma unroll
+    for (int k = 0; k < BK; ++k) bk[k] = bs[k * L::kCols + col];
 #pragma unroll
     for (int s = 0; s < L::kPerThread; ++s) {
-      const int r = L::row(s), c = L::col(s);
+      const float4* arow = reinterpret_cast<const float4*>(&as[L::row(s) * BK]);
 #pragma unroll
-      for (int k = 0; k < BK; ++k) sum[s] += as[r * BK + k] * bs[k * L::kCols + c];
+      for (int k4 = 0; k4 < BK / 4; ++k4) {
+        const float4 a4 = arow[k4];
+        sum[s] += a4.x * bk[4 * k4];
+        sum[s] += a4.y * bk[4 * k4 + 1];
+        sum[s] += a4.z * bk[4 * k4 + 2];
+        sum[s] += a4.w * bk[4 * k4 + 3];
+      }
     }
     __syncthreads();
   }
