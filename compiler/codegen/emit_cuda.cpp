@@ -419,21 +419,16 @@ class KernelEmitter {
                         scalar(*v.view.extent, depth) + other + ");");
         return r;
       }
-      case ValueKind::Matmul:
-        if (use_mma(v)) {
-          line(depth, "iris::device::tile::matmul_mma<" + L + ", " + std::to_string(threads_) + ">(" + r + ", " +
-                          view_ptr(v.view, nullptr, depth) + ", " + scalar(*v.view.ld, depth) + ", " +
-                          scalar(*v.view.row_extent, depth) + ", " + view_ptr(v.view_b, nullptr, depth) + ", " +
-                          scalar(*v.view_b.ld, depth) + ", " + scalar(*v.view_b.extent, depth) + ", " +
-                          scalar(*v.view.full, depth) + ");");
-          return r;
-        }
-        line(depth, "iris::device::tile::matmul<" + L + ", 16, " + std::to_string(threads_) + ">(" + r + ", " +
-                        view_ptr(v.view, nullptr, depth) + ", " + scalar(*v.view.ld, depth) + ", " +
-                        scalar(*v.view.row_extent, depth) + ", " + view_ptr(v.view_b, nullptr, depth) + ", " +
-                        scalar(*v.view_b.ld, depth) + ", " + scalar(*v.view_b.extent, depth) + ", " +
-                        scalar(*v.view.full, depth) + ");");
+      case ValueKind::Matmul: {
+        // Same arguments for both lowerings; only the template differs.
+        const std::string fn = use_mma(v) ? "matmul_mma<" + L + ", " + std::to_string(threads_) + ">"
+                                          : "matmul<" + L + ", 16, " + std::to_string(threads_) + ">";
+        line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
+                        scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
+                        view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
+                        scalar(*v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) + ");");
         return r;
+      }
       case ValueKind::Fill: {
         const std::string x = scalar(*v.operands[0], depth);
         line(depth, "#pragma unroll");

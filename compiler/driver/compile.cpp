@@ -1,7 +1,9 @@
 // The phase sequence (see compile.hpp).
 #include "compiler/driver/compile.hpp"
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <set>
 
 #include "compiler/ast/ast.hpp"
@@ -16,6 +18,20 @@
 namespace irisc {
 
 const char* irisc_version() { return "0.1.0"; }
+
+bool parse_define(const std::string& text, std::string* name, std::int64_t* value) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  const std::string v = text.substr(eq + 1);
+  if (v.empty()) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 0);
+  if (*end || errno) return false;
+  *name = text.substr(0, eq);
+  *value = x;
+  return true;
+}
 
 const char* stage_name(Stage s) {
   static const char* n[] = {"tokens", "ast", "tir", "cuda", "ptx", "cubin"};

@@ -44,6 +44,10 @@ struct CompileResult {
 
 CompileResult compile(const SourceBuffer& source, const CompileOptions& options);
 
+// Parses "NAME=VALUE" (VALUE an integer, decimal, hex or octal) into CompileOptions::defines
+// form; false if malformed or out of range.
+bool parse_define(const std::string& text, std::string* name, std::int64_t* value);
+
 // Identifies this compiler build (version + device headers digest + NVRTC version when
 // available): part of every JIT cache key.
 std::string compiler_fingerprint();

@@ -10,6 +10,8 @@
 
 #include <filesystem>
 
+#include "compiler/driver/compile.hpp"
+
 namespace iris::samples {
 namespace {
 
@@ -95,15 +97,12 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         }
       } else if (a == "--cubin") {
         args.cubin = value();
-      } else if (a == "-D" || a.rfind("-D", 0) == 0) {
+      } else if (a.rfind("-D", 0) == 0) {
         const std::string def = a == "-D" ? std::string(value()) : a.substr(2);
-        const auto eq = def.find('=');
-        char* end = nullptr;
-        const long long v = eq == std::string::npos ? 0 : std::strtoll(def.c_str() + eq + 1, &end, 0);
-        if (eq == std::string::npos || eq == 0 || end == def.c_str() + eq + 1 || *end) {
-          throw Error("-D: '" + def + "' is not NAME=INTEGER");
-        }
-        args.defines[def.substr(0, eq)] = v;
+        std::string name;
+        std::int64_t v = 0;
+        if (!irisc::parse_define(def, &name, &v)) throw Error("-D: '" + def + "' is not NAME=INTEGER");
+        args.defines[name] = v;
       } else if (args.ints.count(a)) {
         char* end = nullptr;
         const char* text = value();

@@ -16,20 +16,6 @@
 
 namespace {
 
-bool parse_define(const std::string& text, std::string* name, std::int64_t* value) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  *name = text.substr(0, eq);
-  const std::string v = text.substr(eq + 1);
-  if (v.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 0);
-  if (*end || errno) return false;
-  *value = x;
-  return true;
-}
-
 bool write_file(const std::string& path, const void* data, std::size_t size) {
   std::ofstream out(path, std::ios::binary);
   out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -109,7 +95,7 @@ int main(int argc, char** argv) {
   for (const std::string& d : defines) {
     std::string name;
     std::int64_t value = 0;
-    if (!parse_define(d, &name, &value)) {
+    if (!irisc::parse_define(d, &name, &value)) {
       std::fprintf(stderr, "irisc: error: bad -D definition '%s': expected NAME=VALUE with an integer VALUE [BadDefine]\n",
                    d.c_str());
       return 2;
