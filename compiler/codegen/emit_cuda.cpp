@@ -14,6 +14,7 @@
 #include <set>
 
 #include "compiler/codegen/metadata.hpp"
+#include "compiler/tir/visit.hpp"
 
 namespace irisc {
 namespace {
@@ -43,25 +44,6 @@ std::string order_name(Order o) { return std::string("iris::device::Order::") + 
 std::string param_symbol(const std::string& n) { return "p_" + n; }
 std::string size_symbol(const std::string& n) { return "s_" + n; }
 
-// Rewrites a metadata expression (sizes, world, sms, iris_min/max) into kernel C++.
-std::string kernel_expr(const std::string& e) {
-  std::string out;
-  for (std::size_t i = 0; i < e.size();) {
-    if (std::isalpha(static_cast<unsigned char>(e[i])) || e[i] == '_') {
-      std::size_t j = i;
-      while (j < e.size() && (std::isalnum(static_cast<unsigned char>(e[j])) || e[j] == '_')) ++j;
-      const std::string id = e.substr(i, j - i);
-      if (id == "sms") out += "iris_sms";
-      else if (id == "world") out += "(iris_i64)ctx.world";
-      else if (id.rfind("iris_", 0) == 0) out += id;
-      else out += size_symbol(id);
-      i = j;
-    } else {
-      out += e[i++];
-    }
-  }
-  return out;
-}
 std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
 
 // Loops over ranks run 1 to kMaxRanks times with a bound only known at launch, which
@@ -71,11 +53,7 @@ constexpr const char* kRankLoopUnroll = "#pragma unroll 4";
 
 // Whether `v` depends on the world size (a loop bounded by it is a loop over ranks).
 bool mentions_world(const Value& v) {
-  if (v.kind == ValueKind::BuiltinRef && v.builtin == Builtin::world) return true;
-  for (const ValuePtr& o : v.operands) {
-    if (o && mentions_world(*o)) return true;
-  }
-  return false;
+  return any_value(v, [](const Value& x) { return x.kind == ValueKind::BuiltinRef && x.builtin == Builtin::world; });
 }
 
 class KernelEmitter {
@@ -83,52 +61,59 @@ class KernelEmitter {
   KernelEmitter(const Kernel& k, std::string& out) : k_(k), out_(out) {}
 
   void run() {
-    threads_ = 256;
-    collect_sizes(k_.body);
-    // Per-element atomics coalesce only when a warp's threads hold consecutive
-    // elements in each slot, so such kernels use one element per access.
-    single_elements_ = has_tile_atomic(k_.body);
-    for (std::int64_t s : sizes_) threads_ = static_cast<int>(std::min<std::int64_t>(threads_, s));
-    const std::string bounds = "__launch_bounds__(" + std::to_string(threads_) + ")";
-    const std::size_t bounds_at = out_.size() + std::string("extern \"C\" __global__ void ").size();
-    line(0, "extern \"C\" __global__ void " + bounds + " " + kernel_symbol(k_.name) + "(");
-    std::string params = "    const __grid_constant__ iris::device::Context ctx";
-    for (const Param& p : k_.params) {
-      params += ",\n    ";
-      params += p.is_tensor ? std::string(cuda_type(p.elem)) + "* __restrict__ " + param_symbol(p.name)
-                            : std::string(cuda_type(p.elem)) + " " + param_symbol(p.name);
+    threads_ = k_.block_threads;
+    const contract::Kernel c = launch_contract(k_);
+    const std::string bounds = "__launch_bounds__(" + std::to_string(threads_) +
+                               (k_.min_blocks_per_sm ? ", " + std::to_string(k_.min_blocks_per_sm) : std::string()) + ")";
+    line(0, "extern \"C\" __global__ void " + bounds + " " + c.symbol + "(");
+    // The signature follows the contract's argument list, which the launcher packs.
+    std::string params;
+    for (const contract::Arg& a : c.args) {
+      params += params.empty() ? "    " : ",\n    ";
+      switch (a.kind) {
+        case contract::ArgKind::context: params += "const __grid_constant__ iris::device::Context ctx"; break;
+        case contract::ArgKind::param: {
+          const Param& p = k_.params[static_cast<std::size_t>(a.index)];
+          params += p.is_tensor ? std::string(cuda_type(p.elem)) + "* __restrict__ " + param_symbol(p.name)
+                                : std::string(cuda_type(p.elem)) + " " + param_symbol(p.name);
+          break;
+        }
+        case contract::ArgKind::size:
+          params += "iris_i64 " + size_symbol(k_.size_symbols[static_cast<std::size_t>(a.index)]);
+          break;
+        case contract::ArgKind::sms: params += "long long iris_sms"; break;
+      }
     }
-    for (const std::string& s : k_.size_symbols) params += ",\n    iris_i64 " + size_symbol(s);
-    params += ",\n    long long iris_sms) {";
-    out_ += params + "\n";
+    out_ += params + ") {\n";
     line(1, "(void)iris_sms;");
-    for (std::int64_t s : sizes_) {
-      line(1, "using L" + std::to_string(s) + " = iris::device::tile::Layout<" + std::to_string(s) + ", " +
-                  std::to_string(threads_) + ", " + std::to_string(vec_for(s)) + ">;");
-    }
-    for (auto [r, c] : sizes2_) {
-      line(1, "using " + layout2d(r, c) + " = iris::device::tile::Layout2D<" + std::to_string(r) + ", " +
-                  std::to_string(c) + ", " + std::to_string(threads_) + ">;");
+    for (const Layout& l : k_.layouts) {
+      if (l.rows) {
+        line(1, "using " + layout2d(l.rows, l.cols) + " = iris::device::tile::Layout2D<" + std::to_string(l.rows) + ", " +
+                    std::to_string(l.cols) + ", " + std::to_string(threads_) + ">;");
+      } else {
+        line(1, "using L" + std::to_string(l.cols) + " = iris::device::tile::Layout<" + std::to_string(l.cols) + ", " +
+                    std::to_string(threads_) + ", " + std::to_string(l.vec) + ">;");
+      }
     }
     line(1, "__shared__ unsigned long long iris_bcast;");
     line(1, "__shared__ float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
     line(1, "__shared__ long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
     line(1, "(void)iris_bcast; (void)iris_scratch_f; (void)iris_scratch_i;");
+    // Outside roles `program` counts over the whole grid; each role block shadows both.
+    line(1, "const long long iris_program = blockIdx.x, iris_programs = gridDim.x;");
+    line(1, "(void)iris_program; (void)iris_programs;");
     if (k_.roles.empty()) {
-      line(1, "const long long iris_program = blockIdx.x, iris_programs = gridDim.x;");
-      line(1, "(void)iris_program; (void)iris_programs;");
       stmts(k_.body, 1);
     } else {
       // Lets before/between roles run in every program; each role owns a block range.
       line(1, "long long iris_first = 0;");
-      std::size_t role = 0;
       for (const StmtPtr& s : k_.body) {
         if (s->kind != StmtKind::Role) {
           stmt(*s, 1);
           continue;
         }
-        const std::string n = "iris_n_" + std::to_string(role);
-        line(1, "const long long " + n + " = " + kernel_expr(k_.roles[role++].programs_expr) + ";");
+        const std::string n = "iris_n_" + std::to_string(s->role);
+        line(1, "const long long " + n + " = " + scalar(*k_.roles[static_cast<std::size_t>(s->role)].programs, 1) + ";");
         line(1, "if ((long long)blockIdx.x >= iris_first && (long long)blockIdx.x < iris_first + " + n + ") {");
         line(2, "const long long iris_program = blockIdx.x - iris_first, iris_programs = " + n + ";");
         line(2, "(void)iris_program; (void)iris_programs;");
@@ -138,69 +123,24 @@ class KernelEmitter {
       }
     }
     line(0, "}");
-    k_threads_out = threads_;
-    // Tensor-core matmuls: at most 128 registers, two programs per SM (64 x 64 tiles:
-    // 24 -> 39 TFLOP/s on H200, the compiler's own choice being 152 registers).
-    if (used_mma) out_.replace(bounds_at, bounds.size(), "__launch_bounds__(" + std::to_string(threads_) + ", 2)");
   }
-
-  int k_threads_out = 256;
 
  private:
-  // Consecutive elements per thread access: up to 4 (16 bytes of f32).
-  int vec_for(std::int64_t size) const {
-    if (single_elements_) return 1;
-    return static_cast<int>(std::min<std::int64_t>(4, std::max<std::int64_t>(1, size / threads_)));
-  }
-
-  static bool value_has_tile_atomic(const Value& v) {
-    if (v.kind == ValueKind::Atomic && v.type.is_tile()) return true;
-    for (const ValuePtr& o : v.operands) {
-      if (value_has_tile_atomic(*o)) return true;
-    }
-    return false;
-  }
-  static bool has_tile_atomic(const std::vector<StmtPtr>& body) {
-    for (const StmtPtr& s : body) {
-      if ((s->value && value_has_tile_atomic(*s->value)) || has_tile_atomic(s->body) || has_tile_atomic(s->else_body)) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  // Tiles need a layout; ranges (loop variables) are just numbers.
-  void note_type(const Type& t) {
-    if (t.is_tile() && t.rows) sizes2_.insert({t.rows, t.size});
-    else if (t.is_tile()) sizes_.insert(t.size);
-  }
-  void note_view(const View& v) {
-    if (v.rows && v.size) sizes2_.insert({v.rows, v.size});
-    else if (v.size && v.slice_dim < 0) sizes_.insert(v.size);
-  }
-  void collect_value_sizes(const Value& v) {
-    note_type(v.type);
-    note_view(v.view);
-    for (const ValuePtr& o : v.operands) collect_value_sizes(*o);
-    if (v.view.offset) collect_value_sizes(*v.view.offset);
-  }
-  void collect_sizes(const std::vector<StmtPtr>& body) {
-    for (const StmtPtr& s : body) {
-      if (s->kind == StmtKind::ForBlocks) sizes_.insert(s->step);
-      if (s->value) collect_value_sizes(*s->value);
-      note_view(s->view);
-      collect_sizes(s->body);
-      collect_sizes(s->else_body);
-    }
-    for (const Var& v : k_.vars) note_type(v.type);
-  }
-
   void line(int depth, const std::string& s) { out_ += std::string(static_cast<std::size_t>(depth) * 2, ' ') + s + "\n"; }
   std::string fresh(const char* prefix) { return std::string(prefix) + std::to_string(counter_++); }
   std::string var_name(int v) const { return "v" + std::to_string(v) + "_" + k_.vars[static_cast<std::size_t>(v)].name; }
-  std::string layout(std::int64_t size) const { return "L" + std::to_string(size); }
+  std::string layout(std::int64_t size) const {
+    if (!k_.layout_of(Type::tile(ScalarType::f32, size))) internal_error("no layout for a tile of " + std::to_string(size));
+    return "L" + std::to_string(size);
+  }
   std::string layout2d(std::int64_t rows, std::int64_t cols) const {
+    if (!k_.layout_of(Type::tile2d(ScalarType::f32, rows, cols))) {
+      internal_error("no layout for a " + std::to_string(rows) + " x " + std::to_string(cols) + " tile");
+    }
     return "L2_" + std::to_string(rows) + "x" + std::to_string(cols);
+  }
+  [[noreturn]] static void internal_error(const std::string& what) {
+    throw std::logic_error("emit_cuda: " + what + " (choose_launch missed it)");
   }
   std::string layout_of(const Type& t) const { return t.rows ? layout2d(t.rows, t.size) : layout(t.size); }
 
@@ -310,7 +250,7 @@ class KernelEmitter {
     switch (v.kind) {
       case ValueKind::Const: return literal(v);
       case ValueKind::ParamRef: return param_symbol(k_.params[static_cast<std::size_t>(v.param)].name);
-      case ValueKind::SizeRef: return kernel_expr(v.name);
+      case ValueKind::SizeRef: return size_symbol(k_.size_symbols[static_cast<std::size_t>(v.size)]);
       case ValueKind::VarRef: return var_name(v.var);
       case ValueKind::BuiltinRef:
         switch (v.builtin) {
@@ -421,7 +361,7 @@ class KernelEmitter {
       }
       case ValueKind::Matmul: {
         // Same arguments for both lowerings; only the template differs.
-        const std::string fn = use_mma(v) ? "matmul_mma<" + L + ", " + std::to_string(threads_) + ">"
+        const std::string fn = v.matmul == MatmulLowering::mma_sync ? "matmul_mma<" + L + ", " + std::to_string(threads_) + ">"
                                           : "matmul<" + L + ", 16, " + std::to_string(threads_) + ">";
         line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
                         scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
@@ -685,54 +625,14 @@ class KernelEmitter {
 
   const Kernel& k_;
   std::string& out_;
-  std::set<std::int64_t> sizes_;
-  std::set<std::pair<std::int64_t, std::int64_t>> sizes2_;
   int threads_ = 256;
   int counter_ = 0;
-  bool single_elements_ = false;
-
- public:
-  bool used_mma = false;
-
- private:
-  // Tensor cores (tile_mma.hpp) for 16-bit operands on tiles of 32-multiples with 256
-  // threads, while the kernel's shared memory for them stays within kMmaSharedBudget
-  // (each tile shape is one static buffer); otherwise the simple lowering.
-  static constexpr std::int64_t kMmaSharedBudget = 40 * 1024;
-  std::map<std::string, std::int64_t> mma_shapes_;
-  bool use_mma(const Value& v) {
-    const ScalarType t = k_.params[static_cast<std::size_t>(v.view.param)].elem;
-    const std::int64_t R = v.type.rows, C = v.type.size;
-    if ((t != ScalarType::bf16 && t != ScalarType::f16) || threads_ != 256 || R % 32 || C % 32) return false;
-    const std::string key = layout_of(v.type) + "/" + cuda_type(t);
-    if (mma_shapes_.count(key)) return true;
-    const std::int64_t bytes = std::max((R + C) * 40 * 2, R * (C + 4) * 4);
-    std::int64_t used = 0;
-    for (const auto& [k, b] : mma_shapes_) used += b;
-    if (used + bytes > kMmaSharedBudget) return false;
-    mma_shapes_[key] = bytes;
-    used_mma = true;
-    return true;
-  }
 };
 
-bool value_uses(const Value& v, ScalarType t) {
-  if (v.type.elem == t) return true;
-  for (const ValuePtr& o : v.operands) {
-    if (value_uses(*o, t)) return true;
-  }
-  return false;
-}
-
-bool stmts_use(const std::vector<StmtPtr>& body, ScalarType t) {
-  for (const StmtPtr& s : body) {
-    if (s->value && value_uses(*s->value, t)) return true;
-    if (stmts_use(s->body, t) || stmts_use(s->else_body, t)) return true;
-  }
-  return false;
-}
-
+// Whether any value, variable or parameter of the module has element type `t` (its
+// header is included then).
 bool uses_type(const Module& m, ScalarType t) {
+  auto is_t = [t](const Value& v) { return v.type.elem == t; };
   for (const Kernel& k : m.kernels) {
     for (const Param& p : k.params) {
       if (p.elem == t) return true;
@@ -740,7 +640,7 @@ bool uses_type(const Module& m, ScalarType t) {
     for (const Var& v : k.vars) {
       if (v.type.elem == t) return true;
     }
-    if (stmts_use(k.body, t)) return true;
+    if (any_value(k.body, is_t)) return true;
   }
   return false;
 }
@@ -754,7 +654,9 @@ CudaModule emit_cuda(const Module& module, const std::string& source_name) {
   if (uses_type(module, ScalarType::f16)) s += "#include <cuda_fp16.h>\n";
   if (uses_type(module, ScalarType::bf16)) s += "#include <cuda_bf16.h>\n";
   s += "#include <iris/device.hpp>\n";
-  const std::size_t mma_include_at = s.size();
+  bool mma = false;
+  for (const Kernel& k : module.kernels) mma = mma || k.uses_mma;
+  if (mma) s += "#include <iris/device/tile_mma.hpp>\n";
   s += "\n";
   s += "typedef long long iris_i64;\ntypedef unsigned iris_u32;\ntypedef unsigned long long iris_u64;\n";
   s += "__device__ __forceinline__ long long iris_min(long long a, long long b) { return a < b ? a : b; }\n";
@@ -763,17 +665,11 @@ CudaModule emit_cuda(const Module& module, const std::string& source_name) {
        "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a / (unsigned)b) : a / b;\n}\n";
   s += "__device__ __forceinline__ long long iris_rem(long long a, long long b) {\n"
        "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a % (unsigned)b) : a % b;\n}\n\n";
-  std::vector<int> threads;
-  bool mma = false;
   for (const Kernel& k : module.kernels) {
-    KernelEmitter e(k, s);
-    e.run();
-    threads.push_back(e.k_threads_out);
-    mma = mma || e.used_mma;
+    KernelEmitter(k, s).run();
     s += "\n";
   }
-  if (mma) s.insert(mma_include_at, "#include <iris/device/tile_mma.hpp>\n");
-  out.metadata = metadata_json(module, threads);
+  out.metadata = contract::write(launch_contract(module));
   s += "// The launch contract (parameters, sizes, grid policy), read by libiris.\n";
   s += "extern \"C\" __device__ const char iris_metadata[] = " + cuda_string_literal(out.metadata) + ";\n";
   return out;

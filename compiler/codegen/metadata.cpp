@@ -1,58 +1,101 @@
-// Module metadata as JSON (see metadata.hpp).
+// The launch contract from TIR (see metadata.hpp).
 #include "compiler/codegen/metadata.hpp"
 
 #include <cstdio>
 
+#include "templates/include/iris/device/context.hpp"
+
 namespace irisc {
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+using namespace tir;
+
+contract::DType dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::f32: return contract::DType::f32;
+    case ScalarType::f16: return contract::DType::f16;
+    case ScalarType::bf16: return contract::DType::bf16;
+    case ScalarType::i32: return contract::DType::i32;
+    case ScalarType::u32: return contract::DType::u32;
+    case ScalarType::u64: return contract::DType::u64;
+    case ScalarType::boolean: return contract::DType::boolean;
+    case ScalarType::i64:
+    case ScalarType::int_: return contract::DType::i64;
   }
-  return out + "\"";
+  return contract::DType::i64;
+}
+
+// Launch values (the verifier allows only these kinds in them) in postfix.
+void to_ops(const Value& v, contract::Expr& out) {
+  switch (v.kind) {
+    case ValueKind::Const: out.ops.push_back({contract::Op::constant, v.int_value}); return;
+    case ValueKind::SizeRef: out.ops.push_back({contract::Op::size, v.size}); return;
+    case ValueKind::BuiltinRef:
+      out.ops.push_back({v.builtin == Builtin::sms ? contract::Op::sms : contract::Op::world, 0});
+      return;
+    case ValueKind::Cast: to_ops(*v.operands[0], out); return;
+    case ValueKind::Binary: {
+      to_ops(*v.operands[0], out);
+      to_ops(*v.operands[1], out);
+      contract::Op op = contract::Op::add;
+      switch (v.binop) {
+        case BinOp::sub: op = contract::Op::sub; break;
+        case BinOp::mul: op = contract::Op::mul; break;
+        case BinOp::div: op = contract::Op::div; break;
+        case BinOp::rem: op = contract::Op::rem; break;
+        case BinOp::min: op = contract::Op::min; break;
+        case BinOp::max: op = contract::Op::max; break;
+        default: break;
+      }
+      out.ops.push_back({op, 0});
+      return;
+    }
+    default: return;  // not a launch value (the verifier rejects it before codegen)
+  }
+}
+
+contract::Expr expr(const Value& v) {
+  contract::Expr e;
+  to_ops(v, e);
+  return e;
 }
 
 }  // namespace
 
 std::string kernel_symbol(const std::string& name) { return "iris_k_" + name; }
 
-std::string metadata_json(const tir::Module& module, const std::vector<int>& threads) {
-  std::string j = "{\"format\":\"irisc-metadata\",\"version\":1,\"kernels\":[";
-  for (std::size_t i = 0; i < module.kernels.size(); ++i) {
-    const tir::Kernel& k = module.kernels[i];
-    if (i) j += ",";
-    j += "{\"name\":" + quote(k.name) + ",\"symbol\":" + quote(kernel_symbol(k.name)) +
-         ",\"threads\":" + std::to_string(threads[i]);
-    j += ",\"grid\":" + quote(k.roles.empty() ? k.grid_expr : std::string());
-    j += ",\"roles\":[";
-    for (std::size_t r = 0; r < k.roles.size(); ++r) {
-      j += std::string(r ? "," : "") + "{\"name\":" + quote(k.roles[r].name) + ",\"programs\":" +
-           quote(k.roles[r].programs_expr) + "}";
-    }
-    j += "],\"constants\":{";
-    for (std::size_t c = 0; c < k.constants.size(); ++c) {
-      j += std::string(c ? "," : "") + quote(k.constants[c].first) + ":" + std::to_string(k.constants[c].second);
-    }
-    j += "},\"sizes\":[";
-    for (std::size_t s = 0; s < k.size_symbols.size(); ++s) j += std::string(s ? "," : "") + quote(k.size_symbols[s]);
-    j += "],\"params\":[";
-    for (std::size_t p = 0; p < k.params.size(); ++p) {
-      const tir::Param& prm = k.params[p];
-      j += std::string(p ? "," : "") + "{\"name\":" + quote(prm.name) + ",\"kind\":" +
-           (prm.is_tensor ? "\"tensor\"" : "\"scalar\"") + ",\"dtype\":" + quote(ast::scalar_type_name(prm.elem));
-      if (prm.is_tensor) {
-        j += std::string(",\"symmetric\":") + (prm.symmetric ? "true" : "false") + ",\"dims\":[";
-        for (std::size_t d = 0; d < prm.dim_exprs.size(); ++d) j += std::string(d ? "," : "") + quote(prm.dim_exprs[d]);
-        j += "]";
-      }
-      j += "}";
-    }
-    j += "]}";
+contract::Kernel launch_contract(const Kernel& k) {
+  contract::Kernel c;
+  c.name = k.name;
+  c.symbol = kernel_symbol(k.name);
+  c.threads = k.block_threads;
+  c.min_blocks_per_sm = k.min_blocks_per_sm;
+  c.dynamic_shared_bytes = k.dynamic_shared_bytes;
+  if (k.roles.empty()) c.grid = expr(*k.grid);
+  for (const Role& r : k.roles) c.roles.push_back({r.name, expr(*r.programs)});
+  c.constants = k.constants;
+  c.sizes = k.size_symbols;
+  c.args.push_back({contract::ArgKind::context, -1, static_cast<int>(sizeof(iris::device::Context))});
+  for (std::size_t i = 0; i < k.params.size(); ++i) {
+    const Param& p = k.params[i];
+    contract::Param cp;
+    cp.name = p.name;
+    cp.tensor = p.is_tensor;
+    cp.dtype = dtype(p.elem);
+    cp.symmetric = p.symmetric;
+    for (const ValuePtr& d : p.dims) cp.dims.push_back(expr(*d));
+    c.args.push_back({contract::ArgKind::param, static_cast<int>(i), p.is_tensor ? 8 : contract::byte_size(cp.dtype)});
+    c.params.push_back(std::move(cp));
   }
-  return j + "]}";
+  for (std::size_t s = 0; s < k.size_symbols.size(); ++s) c.args.push_back({contract::ArgKind::size, static_cast<int>(s), 8});
+  c.args.push_back({contract::ArgKind::sms, -1, 8});
+  return c;
+}
+
+contract::Module launch_contract(const Module& module) {
+  contract::Module m;
+  for (const Kernel& k : module.kernels) m.kernels.push_back(launch_contract(k));
+  return m;
 }
 
 std::string cuda_string_literal(const std::string& text) {

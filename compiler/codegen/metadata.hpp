@@ -1,12 +1,13 @@
-// The launch contract of a compiled module, as JSON: for each kernel its parameters
-// (kind, dtype, symmetric, extents), size symbols, compile-time values, grid policy or
-// roles, threads per program. libiris reads it to launch any irisc kernel and to
-// check the arguments it is given.
+// The launch contract of a compiled module (compiler/contract/launch_contract.hpp), made
+// from the TIR after the decision passes: for each kernel its parameters (kind, dtype,
+// symmetric, extents as expressions), size symbols, compile-time values, grid or roles,
+// threads, blocks per SM, dynamic shared memory and the ordered argument list that the
+// emitted kernel signature follows and libiris packs.
 #pragma once
 
 #include <string>
-#include <vector>
 
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/tir/tir.hpp"
 
 namespace irisc {
@@ -15,8 +16,9 @@ namespace irisc {
 // CUDA names such as `sin` or `main`).
 std::string kernel_symbol(const std::string& name);
 
-// `threads[i]` is the block size chosen for module.kernels[i].
-std::string metadata_json(const tir::Module& module, const std::vector<int>& threads);
+contract::Kernel launch_contract(const tir::Kernel& kernel);
+contract::Module launch_contract(const tir::Module& module);
+
 // A C/C++ string literal holding `text` (escaped, split over lines).
 std::string cuda_string_literal(const std::string& text);
 

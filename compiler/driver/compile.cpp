@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
 
 #include "compiler/ast/ast.hpp"
 #include "compiler/codegen/emit_cuda.hpp"
@@ -127,7 +128,14 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
     finish(r, diags);
     return r;
   }
-  CudaModule cm = emit_cuda(tm, source.name());
+  CudaModule cm;
+  try {
+    cm = emit_cuda(tm, source.name());
+  } catch (const std::logic_error& e) {
+    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {std::string("internal error: ") + e.what()});
+    finish(r, diags);
+    return r;
+  }
   r.cuda = cm.source;
   r.metadata = cm.metadata;
   if (options.stop_after == Stage::cuda) {

@@ -4,8 +4,11 @@
 #include <chrono>
 #include <cstdio>
 
+#include "compiler/passes/choose_launch.hpp"
 #include "compiler/passes/fold_constants.hpp"
 #include "compiler/passes/remove_dead_lets.hpp"
+#include "compiler/passes/select_matmul.hpp"
+#include "compiler/tir/verify.hpp"
 
 namespace irisc {
 namespace {
@@ -18,6 +21,8 @@ struct Pass {
 const Pass kPasses[] = {
     {"fold-constants", fold_constants},
     {"remove-dead-lets", remove_dead_lets},
+    {"choose-launch", choose_launch},
+    {"select-matmul", select_matmul},
 };
 
 }  // namespace
@@ -33,7 +38,12 @@ const std::vector<std::string>& pass_names() {
 
 PipelineLog run_pipeline(tir::Module& module, const PipelineOptions& options) {
   PipelineLog log;
+  if (std::string err = tir::verify(module); !err.empty()) {
+    log.verify_error = "after sema: " + err;
+    return log;
+  }
   for (const Pass& p : kPasses) {
+    if (!options.only_pass.empty() && options.only_pass != p.name) continue;
     const auto t0 = std::chrono::steady_clock::now();
     const int changed = p.run(module);
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -42,12 +52,10 @@ PipelineLog run_pipeline(tir::Module& module, const PipelineOptions& options) {
       std::snprintf(buf, sizeof buf, "%-20s %8.3f ms  %d change(s)\n", p.name, ms, changed);
       log.timing += buf;
     }
-#ifndef NDEBUG
-    if (log.verify_error.empty()) {
-      std::string err = tir::verify(module);
-      if (!err.empty()) log.verify_error = std::string("after ") + p.name + ": " + err;
+    if (std::string err = tir::verify(module); !err.empty()) {
+      log.verify_error = std::string("after ") + p.name + ": " + err;
+      return log;
     }
-#endif
     if (options.dump_ir_after == p.name || options.dump_ir_after == "all") {
       log.dumps += std::string("// after ") + p.name + (changed ? "" : " (no change)") + "\n" + tir::print(module);
     }

@@ -1,6 +1,7 @@
 // The pass pipeline over TIR: one straight list of passes, each a free function
 // Module -> Module (in place). Optionally dumps the IR after a named pass and times
-// every pass; the verifier runs after each pass in debug builds.
+// every pass; the verifier (tir/verify.hpp) runs on sema's output and after every pass,
+// in every build type, and stops the pipeline at the first pass that broke the IR.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@ namespace irisc {
 struct PipelineOptions {
   std::string dump_ir_after;  // a pass name, or "all"
   bool time_passes = false;
+  std::string only_pass;  // run just this pass (per-pass tests); empty: all
 };
 
 struct PipelineLog {

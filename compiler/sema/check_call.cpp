@@ -261,8 +261,9 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
                   {"matmul (its operands are row and column panels: matmul(A[m, :], B[:, n]))"});
       return error_value(e.range);
     }
-    if (a->full_text != b->full_text) {
-      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {"K = " + a->full_text, "K = " + b->full_text});
+    if (!same_value(*a->full, *b->full)) {
+      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range,
+                  {"K = " + extent_text(*a->full), "K = " + extent_text(*b->full)});
       return error_value(e.range);
     }
     const ScalarType ta = out_.params[static_cast<std::size_t>(a->param)].elem;

@@ -171,7 +171,7 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
         case EntityKind::Const: return int_const(ent->value, e.range);
         case EntityKind::Size: {
           auto v = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_), e.range);
-          v->name = e.name;
+          v->size = ent->index;
           return v;
         }
         case EntityKind::Builtin: {
@@ -384,7 +384,7 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
     return std::nullopt;
   }
   const Param& p = out_.params[static_cast<std::size_t>(ent->index)];
-  const std::size_t dims = p.dim_exprs.size();
+  const std::size_t dims = p.dims.size();
   if (e.args.size() - 1 != dims) {
     diags_.emit(DiagnosticKind::WrongIndexCount, e.range,
                 {base.name, std::to_string(dims), std::to_string(e.args.size() - 1)});
@@ -416,11 +416,7 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
     ex->operands.push_back(r);
     return ex;
   };
-  auto extent_of = [&](std::size_t d) {
-    auto ext = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_), e.range);
-    ext->name = "(" + p.dim_exprs[d] + ")";
-    return ext;
-  };
+  auto extent_of = [&](std::size_t d) { return p.dims[d]; };
   auto mul_add = [&](ValuePtr a, ValuePtr m, ValuePtr b) {
     auto mul = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
     mul->binop = BinOp::mul;
@@ -452,12 +448,10 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
     if (slice[1]) {
       v.slice_dim = 1;
       v.full = extent_of(1);
-      v.full_text = p.dim_exprs[1];
       v.offset = mul_add(range_start(idxs[0]), v.ld, nullptr);
     } else if (slice[0]) {
       v.slice_dim = 0;
       v.full = extent_of(0);
-      v.full_text = p.dim_exprs[0];
       v.offset = range_start(idxs[1]);
     } else {
       v.offset = mul_add(range_start(idxs[0]), v.ld, range_start(idxs[1]));

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "compiler/sema/sema_state.hpp"
+#include "compiler/tir/visit.hpp"
 
 namespace irisc {
 namespace sema {
@@ -15,63 +16,69 @@ using namespace tir;
 namespace {
 
 // Evaluates an expression over sms, world and compile-time constants (role program
-// counts, grid sizes), also spelling it as C++ for the launcher's metadata.
+// counts), also building it as a TIR value for the launch contract.
 struct LaunchEval {
-  const KernelChecker& kc;
+  KernelChecker& kc;
   std::int64_t sms, world;
   std::string bad_name;
 
-  std::optional<std::int64_t> eval(const ast::Expr& e, std::string* text) {
+  std::optional<std::int64_t> eval(const ast::Expr& e, ValuePtr* out) {
     switch (e.kind) {
       case ast::ExprKind::IntLit:
-        *text = std::to_string(e.int_value);
+        *out = kc.int_const(static_cast<std::int64_t>(e.int_value), e.range);
         return static_cast<std::int64_t>(e.int_value);
       case ast::ExprKind::Name: {
         if (e.name == "sms" || e.name == "world") {
-          *text = e.name;
+          *out = kc.make(ValueKind::BuiltinRef, Type::scalar(ScalarType::int_), e.range);
+          (*out)->builtin = e.name == "sms" ? Builtin::sms : Builtin::world;
           return e.name == "sms" ? sms : world;
         }
         const Entity* ent = kc.lookup(e.name);
         if (ent && ent->kind == EntityKind::Const) {
-          *text = std::to_string(ent->value);
+          *out = kc.int_const(ent->value, e.range);
           return ent->value;
         }
         bad_name = e.name;
         return std::nullopt;
       }
       case ast::ExprKind::Binary: {
-        std::string ta, tb;
-        auto a = eval(*e.args[0], &ta);
-        auto b = eval(*e.args[1], &tb);
+        ValuePtr va, vb;
+        auto a = eval(*e.args[0], &va);
+        auto b = eval(*e.args[1], &vb);
         if (!a || !b) return std::nullopt;
-        const std::string op = token_kind_spelling(e.op).substr(1, token_kind_spelling(e.op).size() - 2);
-        *text = "(" + ta + " " + op + " " + tb + ")";
         std::int64_t r = 0;
         bool ok = true;
+        BinOp op = BinOp::add;
         switch (e.op) {
           case TokenKind::Plus: ok = !__builtin_add_overflow(*a, *b, &r); break;
-          case TokenKind::Minus: ok = !__builtin_sub_overflow(*a, *b, &r); break;
-          case TokenKind::Star: ok = !__builtin_mul_overflow(*a, *b, &r); break;
+          case TokenKind::Minus: ok = !__builtin_sub_overflow(*a, *b, &r), op = BinOp::sub; break;
+          case TokenKind::Star: ok = !__builtin_mul_overflow(*a, *b, &r), op = BinOp::mul; break;
           case TokenKind::Slash:
           case TokenKind::Percent:
             ok = *b != 0 && !(*a == INT64_MIN && *b == -1);
+            op = e.op == TokenKind::Slash ? BinOp::div : BinOp::rem;
             if (ok) r = e.op == TokenKind::Slash ? *a / *b : *a % *b;
             break;
-          default: bad_name = "'" + op + "'"; return std::nullopt;
+          default: {
+            const std::string sp = token_kind_spelling(e.op);
+            bad_name = "'" + sp.substr(1, sp.size() - 2) + "'";
+            return std::nullopt;
+          }
         }
         if (!ok) {
           bad_name = "an expression that overflows or divides by zero";
           return std::nullopt;
         }
+        *out = binary(op, va, vb, e.range);
         return r;
       }
       case ast::ExprKind::Call:
         if ((e.name == "min" || e.name == "max") && e.args.size() == 2) {
-          std::string ta, tb;
-          auto a = eval(*e.args[0], &ta);
-          auto b = eval(*e.args[1], &tb);
+          ValuePtr va, vb;
+          auto a = eval(*e.args[0], &va);
+          auto b = eval(*e.args[1], &vb);
           if (!a || !b) return std::nullopt;
-          *text = std::string(e.name == "min" ? "iris_min" : "iris_max") + "(" + ta + ", " + tb + ")";
+          *out = binary(e.name == "min" ? BinOp::min : BinOp::max, va, vb, e.range);
           return e.name == "min" ? std::min(*a, *b) : std::max(*a, *b);
         }
         bad_name = e.name + "(...)";
@@ -79,35 +86,29 @@ struct LaunchEval {
       default: bad_name = "this expression"; return std::nullopt;
     }
   }
+
+  ValuePtr binary(BinOp op, ValuePtr a, ValuePtr b, SourceRange r) {
+    auto v = kc.make(ValueKind::Binary, Type::scalar(ScalarType::int_), r);
+    v->binop = op;
+    v->operands = {std::move(a), std::move(b)};
+    return v;
+  }
 };
 
-bool has_blocks_loop(const std::vector<StmtPtr>& body) {
-  for (const StmtPtr& s : body) {
-    if (s->kind == tir::StmtKind::ForBlocks || s->kind == tir::StmtKind::ForTiles) return true;
-    if (has_blocks_loop(s->body) || has_blocks_loop(s->else_body)) return true;
-  }
-  return false;
-}
-
-// Spells a dimension value (Const / SizeRef / world / arithmetic) as C++.
-std::optional<std::string> dim_text(const Value& v) {
-  switch (v.kind) {
-    case ValueKind::Const: return std::to_string(v.int_value);
-    case ValueKind::SizeRef: return v.name;
-    case ValueKind::BuiltinRef:
-      if (v.builtin == Builtin::world) return std::string("world");
-      return std::nullopt;
-    case ValueKind::Cast: return dim_text(*v.operands[0]);
-    case ValueKind::Binary: {
-      auto a = dim_text(*v.operands[0]), b = dim_text(*v.operands[1]);
-      if (!a || !b) return std::nullopt;
-      const char* op = v.binop == BinOp::add ? "+" : v.binop == BinOp::sub ? "-" : v.binop == BinOp::mul ? "*"
-                       : v.binop == BinOp::div ? "/" : v.binop == BinOp::rem ? "%" : nullptr;
-      if (!op) return std::nullopt;
-      return "(" + *a + " " + op + " " + *b + ")";
+// Whether `v` is computed from what a launcher knows: constants, sizes and world.
+bool known_at_launch(const Value& v) {
+  return !any_value(v, [](const Value& x) {
+    switch (x.kind) {
+      case ValueKind::Const: return !is_integer(x.type.elem);
+      case ValueKind::SizeRef:
+      case ValueKind::Cast: return false;
+      case ValueKind::BuiltinRef: return x.builtin != Builtin::world;
+      case ValueKind::Binary:
+        return !(x.binop == BinOp::add || x.binop == BinOp::sub || x.binop == BinOp::mul || x.binop == BinOp::div ||
+                 x.binop == BinOp::rem);
+      default: return true;
     }
-    default: return std::nullopt;
-  }
+  });
 }
 
 void collect_names(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
@@ -116,6 +117,27 @@ void collect_names(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
 }
 
 }  // namespace
+
+std::string KernelChecker::extent_text(const Value& v) const {
+  switch (v.kind) {
+    case ValueKind::Const: return std::to_string(v.int_value);
+    case ValueKind::SizeRef: return out_.size_symbols[static_cast<std::size_t>(v.size)];
+    case ValueKind::BuiltinRef: return name(v.builtin);
+    case ValueKind::Cast: return extent_text(*v.operands[0]);
+    case ValueKind::Binary: {
+      const std::string a = extent_text(*v.operands[0]), b = extent_text(*v.operands[1]);
+      switch (v.binop) {
+        case BinOp::add: return "(" + a + " + " + b + ")";
+        case BinOp::sub: return "(" + a + " - " + b + ")";
+        case BinOp::mul: return "(" + a + " * " + b + ")";
+        case BinOp::div: return "(" + a + " / " + b + ")";
+        case BinOp::rem: return "(" + a + " % " + b + ")";
+        default: return std::string(name(v.binop)) + "(" + a + ", " + b + ")";
+      }
+    }
+    default: return print(out_, v);
+  }
+}
 
 void KernelChecker::run() {
   out_.name = k_.name;
@@ -154,7 +176,7 @@ void KernelChecker::run() {
     if (!p.is_tensor) continue;
     for (const ast::ExprPtr& d : p.dims) {
       if (d->kind == ast::ExprKind::Name && !lookup(d->name)) {
-        declare(d->name, Entity{EntityKind::Size, -1, 0, Builtin::rank, d->range});
+        declare(d->name, Entity{EntityKind::Size, static_cast<int>(out_.size_symbols.size()), 0, Builtin::rank, d->range});
         out_.size_symbols.push_back(d->name);
       }
     }
@@ -178,16 +200,18 @@ void KernelChecker::run() {
           }
         }
         if (unbound) {
-          tp.dim_exprs.push_back("0");
+          tp.dims.push_back(int_const(0, d->range));
           continue;
         }
         ValuePtr v = expr(*d);
-        auto text = v->type.is_scalar() && is_integer(v->type.elem) ? dim_text(*v) : std::nullopt;
-        if (!text) {
-          diags_.emit(DiagnosticKind::NotConstant, d->range, {"a tensor extent (built from sizes, compile-time parameters and world)"});
-          tp.dim_exprs.push_back("0");
+        if (v->error || !v->type.is_scalar() || !is_integer(v->type.elem) || !known_at_launch(*v)) {
+          if (!v->error) {
+            diags_.emit(DiagnosticKind::NotConstant, d->range,
+                        {"a tensor extent (built from sizes, compile-time parameters and world)"});
+          }
+          tp.dims.push_back(int_const(0, d->range));
         } else {
-          tp.dim_exprs.push_back(*text);
+          tp.dims.push_back(v);
         }
       }
     } else if (p.type.type == ScalarType::int_) {
@@ -219,14 +243,14 @@ void KernelChecker::run() {
     }
     // Program count: over sms, world and constants; must be >= 1 on every target GPU.
     LaunchEval ev{*this, opts_.min_sms, 1, {}};
-    std::string text;
-    auto at_min = ev.eval(*s->value, &text);
-    Role role{s->name, text};
+    ValuePtr programs;
+    auto at_min = ev.eval(*s->value, &programs);
+    Role role{s->name, programs ? programs : int_const(1, s->value->range)};
     if (!at_min) {
       diags_.emit(DiagnosticKind::NotConstant, s->value->range,
                   {"the program count of role '" + s->name + "' (it may use sms, world and compile-time parameters, not '" + ev.bad_name + "')"});
     } else {
-      bool constant = text.find("sms") == std::string::npos && text.find("world") == std::string::npos;
+      const bool constant = !any_value(*programs, [](const Value& x) { return x.kind == ValueKind::BuiltinRef; });
       if (constant && *at_min < 1) {
         diags_.emit(DiagnosticKind::RoleProgramsNotPositive, s->value->range, {s->name, std::to_string(*at_min)});
       } else if (!constant) {
@@ -234,8 +258,8 @@ void KernelChecker::run() {
           bool reported = false;
           for (std::int64_t w = 1; w <= opts_.max_world && !reported; ++w) {
             LaunchEval e2{*this, sm, w, {}};
-            std::string t2;
-            auto v = e2.eval(*s->value, &t2);
+            ValuePtr v2;
+            auto v = e2.eval(*s->value, &v2);
             if (!v || *v < 1) {
               diags_.emit(DiagnosticKind::RoleProgramsMayBeZero, s->value->range,
                           {s->name, std::string(diags_.source()->slice(s->value->range)),
@@ -250,21 +274,17 @@ void KernelChecker::run() {
     auto st = std::make_unique<Stmt>();
     st->kind = tir::StmtKind::Role;
     st->range = s->range;
-    st->name = s->name;
-    st->programs_const = at_min.value_or(1);
+    st->role = static_cast<int>(out_.roles.size());
     push();
     in_role_ = true;
     block(s->body, st->body, false);
     in_role_ = false;
     pop();
     if (st->body.empty()) diags_.emit(DiagnosticKind::UnusedRole, s->name_range, {s->name});
-    out_.roles.push_back(role);
+    out_.roles.push_back(std::move(role));
     out_.body.push_back(std::move(st));
   }
   pop();
-  // 8 programs of 256 threads per SM fill it (2048 threads): remote stores need many
-  // warps in flight (03_all_store ran at 69% of the CUDA version with 4 per SM).
-  if (out_.roles.empty()) out_.grid_expr = has_blocks_loop(out_.body) ? "sms * 8" : "1";
   pop();
   pop();
 }

@@ -96,8 +96,8 @@ class KernelChecker {
   std::vector<std::map<std::string, Entity>> scopes_;
   int loop_depth_ = 0;
   bool in_role_ = false;
-  // Expressions of programs/grid evaluable at launch (over sms, world, constants).
-  std::string launch_expr(const ast::Expr& e, bool* ok);
+  // A tensor extent spelled as in the source ("N", "(N * world)"), for diagnostics.
+  std::string extent_text(const tir::Value& v) const;
 };
 
 std::string type_name(const tir::Type& t);

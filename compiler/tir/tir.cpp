@@ -1,5 +1,7 @@
-// TIR helpers: type queries, enum names.
+// TIR helpers: type queries, enum names, structural equality.
 #include "compiler/tir/tir.hpp"
+
+#include "compiler/tir/visit.hpp"
 
 namespace irisc::tir {
 
@@ -66,6 +68,63 @@ const char* name(BinOp o) {
 const char* name(UnOp o) {
   static const char* n[] = {"neg", "not", "abs", "sqrt", "exp", "log"};
   return n[static_cast<int>(o)];
+}
+
+const char* name(ValueKind k) {
+  switch (k) {
+#define IRIS_TIR_VALUE(Kind, MinOperands, MaxOperands) \
+  case ValueKind::Kind: return #Kind;
+#include "compiler/tir/value_kinds.def"
+  }
+  return "?";
+}
+
+const char* name(StmtKind k) {
+  switch (k) {
+#define IRIS_TIR_STMT(Kind, DefinesVar, HasBody) \
+  case StmtKind::Kind: return #Kind;
+#include "compiler/tir/stmt_kinds.def"
+  }
+  return "?";
+}
+
+const char* name(MatmulLowering m) {
+  switch (m) {
+    case MatmulLowering::unchosen: return "unchosen";
+    case MatmulLowering::simt: return "simt";
+    case MatmulLowering::mma_sync: return "mma_sync";
+  }
+  return "?";
+}
+
+const Layout* Kernel::layout_of(const Type& t) const {
+  if (!t.is_tile()) return nullptr;
+  for (const Layout& l : layouts) {
+    if (l.rows == t.rows && l.cols == t.size) return &l;
+  }
+  return nullptr;
+}
+
+bool Kernel::has_layout(const Type& t) const { return layout_of(t) != nullptr; }
+
+bool same_value(const Value& a, const Value& b) {
+  auto same_view = [](const View& x, const View& y) {
+    return x.param == y.param && x.size == y.size && x.rows == y.rows && x.slice_dim == y.slice_dim;
+  };
+  if (a.kind != b.kind || !(a.type == b.type) || a.int_value != b.int_value || a.float_value != b.float_value ||
+      a.param != b.param || a.var != b.var || a.size != b.size || a.builtin != b.builtin || a.unop != b.unop ||
+      a.binop != b.binop || a.reduce_op != b.reduce_op || a.atomic_op != b.atomic_op || a.order != b.order ||
+      a.scope != b.scope || !same_view(a.view, b.view) || !same_view(a.view_b, b.view_b)) {
+    return false;
+  }
+  std::vector<const Value*> ca, cb;
+  for_each_slot(a, [&](const ValuePtr& c) { ca.push_back(c.get()); });
+  for_each_slot(b, [&](const ValuePtr& c) { cb.push_back(c.get()); });
+  if (ca.size() != cb.size()) return false;
+  for (std::size_t i = 0; i < ca.size(); ++i) {
+    if (!ca[i] != !cb[i] || (ca[i] && !same_value(*ca[i], *cb[i]))) return false;
+  }
+  return true;
 }
 
 }  // namespace irisc::tir

@@ -15,6 +15,9 @@
 
 namespace irisc::tir {
 
+struct Value;
+using ValuePtr = std::shared_ptr<Value>;
+
 using ast::ScalarType;
 
 enum class TypeKind : std::uint8_t {
@@ -72,13 +75,10 @@ struct Param {
   bool is_tensor = false;
   bool symmetric = false;
   ScalarType elem = ScalarType::f32;
-  // Tensor extents as symbols or constants; symbols become hidden i64 kernel arguments
-  // bound from the tensors' shapes at launch.
-  std::vector<std::string> dim_exprs;  // printable, C++-ready expressions
+  // Tensor extents: scalar integer values over constants, size symbols (SizeRef: hidden
+  // i64 kernel arguments bound from the tensors' shapes at launch), world and + - * / %.
+  std::vector<ValuePtr> dims;
 };
-
-struct Value;
-using ValuePtr = std::shared_ptr<Value>;
 
 // A view of a tensor: element `offset` (i64 scalar) and, for tiles, `size` elements of
 // which the first `extent` are valid (the rest are masked).
@@ -95,28 +95,18 @@ struct View {
   // sliced dimension's extent (K).
   int slice_dim = -1;
   ValuePtr full;
-  std::string full_text;   // its extent expression, to check A's K against B's
 };
+
+// How a Matmul value is computed (chosen by select_matmul).
+enum class MatmulLowering : std::uint8_t { unchosen, simt, mma_sync };
+const char* name(MatmulLowering m);
 
 // ---- values (expressions) ------------------------------------------------------------
 enum class ValueKind : std::uint8_t {
-  Const,       // int_value / float_value / bool
-  ParamRef,    // scalar kernel parameter `param`
-  SizeRef,     // a tensor extent symbol, `name`
-  VarRef,      // let variable `var`
-  BuiltinRef,  // builtin
-  RangeStart,  // operands[0]: a Range variable
-  RangeExtent, // operands[0]: a Range variable
-  Unary,       // unop(operands[0]); elementwise on tiles
-  Binary,      // binop(operands[0], operands[1]); scalars broadcast over tiles
-  Cast,        // operands[0] as type.elem
-  Load,        // view, from (null: local); tiles: operands[0] (optional) is what masked elements read
-  Fill,        // operands[0] (scalar) repeated over a tile of type.size
-  Iota,        // global element indices of range operands[0] (tile of i64)
-  Reduce,      // reduce_op over tile operands[0] -> scalar
-  Atomic,      // atomic_op on view with operands (value[, desired]); returns old values
-  Matmul,      // view (A panel [rows, K]) x view_b (B panel [K, cols]) -> 2-D tile of type.elem
+#define IRIS_TIR_VALUE(Kind, MinOperands, MaxOperands) Kind,
+#include "compiler/tir/value_kinds.def"
 };
+const char* name(ValueKind k);
 
 struct Value {
   ValueKind kind;
@@ -127,7 +117,7 @@ struct Value {
   double float_value = 0;
   int param = -1;
   int var = -1;
-  std::string name;
+  int size = -1;  // SizeRef: index into Kernel::size_symbols
   Builtin builtin = Builtin::rank;
   UnOp unop = UnOp::neg;
   BinOp binop = BinOp::add;
@@ -137,26 +127,17 @@ struct Value {
   Scope scope = Scope::system;
   View view;
   View view_b;    // Matmul: the B panel
+  MatmulLowering matmul = MatmulLowering::unchosen;
   ValuePtr rank;  // Load from / Atomic to; null = this rank
   std::vector<ValuePtr> operands;
 };
 
 // ---- statements -------------------------------------------------------------------------
 enum class StmtKind : std::uint8_t {
-  Let,        // var = value (declares)
-  Assign,     // var = value
-  Store,      // view <- value, to rank (null: local)
-  Signal,     // view (one element) <- value with signal_op, to rank
-  Wait,       // spin until view (local element) cmp value
-  Eval,       // evaluate value for its effect (an atomic whose result is unused)
-  ForBlocks,  // var: Range over [0, bound) in steps of size, spread over the programs
-  ForTiles,   // var, var2: row and column Ranges of a [hi, hi2] grid of step x step2 tiles
-              // (row-major tile order), spread over the programs; var_t: tile number
-  ForRanks,   // var over ranks (peers_only: all but this rank, starting at rank + 1)
-  ForRange,   // var over [lo, hi)
-  If,
-  Role,       // body runs on `programs` programs of their own
+#define IRIS_TIR_STMT(Kind, DefinesVar, HasBody) Kind,
+#include "compiler/tir/stmt_kinds.def"
 };
+const char* name(StmtKind k);
 
 struct Stmt;
 using StmtPtr = std::unique_ptr<Stmt>;
@@ -179,8 +160,7 @@ struct Stmt {
   std::int64_t step2 = 1;     // ForTiles columns per tile
   bool peers_only = false;
   bool persistent = false;
-  std::string name;     // Role
-  std::int64_t programs_const = 0;  // Role, when constant
+  int role = -1;        // Role: index into Kernel::roles
   std::vector<StmtPtr> body, else_body;
 };
 
@@ -193,7 +173,15 @@ struct Var {
 
 struct Role {
   std::string name;
-  std::string programs_expr;  // C++/metadata expression over sms, world and constants
+  ValuePtr programs;  // scalar integer over sms, world and constants
+};
+
+// How a tile shape is spread over a program's threads (tile::Layout / Layout2D).
+struct Layout {
+  std::int64_t rows = 0;  // 0: a 1-D tile
+  std::int64_t cols = 0;  // columns (1-D: elements)
+  int vec = 1;            // 1-D: consecutive elements per thread access
+  bool operator==(const Layout&) const = default;
 };
 
 struct Kernel {
@@ -205,9 +193,18 @@ struct Kernel {
   std::vector<Var> vars;
   std::vector<StmtPtr> body;
   std::vector<Role> roles;       // empty: one implicit role over the whole grid
-  std::string grid_expr;         // programs when there are no roles (over sms, sizes)
+  ValuePtr grid;                 // programs when there are no roles (over sms, world)
+
+  // ---- decisions, made by passes and only printed by codegen -------------------------
+  bool layouts_chosen = false;   // choose_launch ran: the fields below are set
   int block_threads = 256;       // threads per program
-  std::int64_t shared_bytes = 0; // static shared memory the body needs
+  int min_blocks_per_sm = 0;     // second __launch_bounds__ argument (0: none)
+  std::vector<Layout> layouts;   // one per tile shape in the kernel
+  std::int64_t dynamic_shared_bytes = 0;  // asked for at launch
+  bool uses_mma = false;         // some Matmul is lowered to mma.sync (select_matmul)
+
+  bool has_layout(const Type& t) const;
+  const Layout* layout_of(const Type& t) const;
 };
 
 struct Module {
@@ -216,9 +213,9 @@ struct Module {
 
 // A readable listing (for --emit=tir, --dump-ir-after and golden tests).
 std::string print(const Module& module);
-
-// Structural checks run between passes (a failure is a compiler bug, not a user error).
-// Returns an empty string when the module is well formed.
-std::string verify(const Module& module);
+// One value of `kernel`, as in the listing.
+std::string print(const Kernel& kernel, const Value& value);
+// Whether two values are the same expression (same kinds, fields and children).
+bool same_value(const Value& a, const Value& b);
 
 }  // namespace irisc::tir

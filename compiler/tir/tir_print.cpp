@@ -1,4 +1,4 @@
-// TIR printer and verifier (see tir.hpp).
+// TIR printer (see tir.hpp).
 #include <cstdio>
 
 #include "compiler/tir/tir.hpp"
@@ -34,7 +34,7 @@ class Printer {
         return std::to_string(v.int_value) + ":" + ast::scalar_type_name(v.type.elem);
       }
       case ValueKind::ParamRef: return "$" + k_.params[static_cast<std::size_t>(v.param)].name;
-      case ValueKind::SizeRef: return "#" + v.name;
+      case ValueKind::SizeRef: return "#" + k_.size_symbols[static_cast<std::size_t>(v.size)];
       case ValueKind::VarRef: return var(v.var);
       case ValueKind::BuiltinRef: return name(v.builtin);
       case ValueKind::RangeStart: return "start(" + value(*v.operands[0]) + ")";
@@ -50,7 +50,8 @@ class Printer {
       case ValueKind::Iota: return "index(" + value(*v.operands[0]) + ")";
       case ValueKind::Reduce: return std::string(name(v.reduce_op)) + "(" + value(*v.operands[0]) + ")";
       case ValueKind::Matmul:
-        return "matmul<" + to_string(v.type) + ">(" + view(v.view) + ", " + view(v.view_b) + ")";
+        return "matmul<" + to_string(v.type) + (v.matmul == MatmulLowering::unchosen ? "" : std::string(", ") + name(v.matmul)) +
+               ">(" + view(v.view) + ", " + view(v.view_b) + ")";
       case ValueKind::Atomic: {
         std::string s = std::string("atomic_") + name(v.atomic_op) + "<" + name(v.order) + ", " + name(v.scope) +
                         ">(" + view(v.view);
@@ -121,7 +122,8 @@ class Printer {
         line(d, "}");
         break;
       case StmtKind::Role:
-        line(d, "role " + s.name + " {");
+        line(d, "role " + k_.roles[static_cast<std::size_t>(s.role)].name + " = " +
+                    value(*k_.roles[static_cast<std::size_t>(s.role)].programs) + " {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;
@@ -131,36 +133,6 @@ class Printer {
  private:
   const Kernel& k_;
 };
-
-void verify_value(const Kernel& k, const Value& v, std::string& err) {
-  if (!err.empty()) return;
-  if ((v.kind == ValueKind::Load || v.kind == ValueKind::Atomic) &&
-      (v.view.param < 0 || v.view.param >= static_cast<int>(k.params.size()) || !v.view.offset)) {
-    err = "view without a tensor or offset";
-  }
-  if (v.kind == ValueKind::VarRef && (v.var < 0 || v.var >= static_cast<int>(k.vars.size()))) err = "bad var";
-  if ((v.kind == ValueKind::Binary && v.operands.size() != 2) ||
-      ((v.kind == ValueKind::Unary || v.kind == ValueKind::Cast || v.kind == ValueKind::Fill) && v.operands.size() != 1) ||
-      (v.kind == ValueKind::Load && (v.operands.size() > 1 || (!v.operands.empty() && (!v.type.is_tile() || v.operands[0]->type.is_tile()))))) {
-    err = "wrong operand count";
-  }
-  for (const ValuePtr& o : v.operands) {
-    if (!o) err = "null operand";
-    else verify_value(k, *o, err);
-  }
-}
-
-void verify_stmts(const Kernel& k, const std::vector<StmtPtr>& body, std::string& err) {
-  for (const StmtPtr& s : body) {
-    if (s->value) verify_value(k, *s->value, err);
-    if ((s->kind == StmtKind::Let || s->kind == StmtKind::Assign) &&
-        (s->var < 0 || s->var >= static_cast<int>(k.vars.size()))) {
-      err = "statement on a bad var";
-    }
-    verify_stmts(k, s->body, err);
-    verify_stmts(k, s->else_body, err);
-  }
-}
 
 }  // namespace
 
@@ -174,7 +146,7 @@ std::string print(const Module& module) {
       head += (i ? ", " : "") + prm.name + ": ";
       if (prm.is_tensor) {
         head += std::string(prm.symmetric ? "symmetric " : "") + "tensor<" + ast::scalar_type_name(prm.elem) + ">[";
-        for (std::size_t d = 0; d < prm.dim_exprs.size(); ++d) head += (d ? ", " : "") + prm.dim_exprs[d];
+        for (std::size_t d = 0; d < prm.dims.size(); ++d) head += (d ? ", " : "") + p.value(*prm.dims[d]);
         head += "]";
       } else {
         head += ast::scalar_type_name(prm.elem);
@@ -185,7 +157,19 @@ std::string print(const Module& module) {
       head += " with";
       for (const auto& [n, v] : k.constants) head += " " + n + "=" + std::to_string(v);
     }
-    p.out += head + " grid " + (k.roles.empty() ? k.grid_expr : std::string("roles")) + " {\n";
+    if (k.grid) head += " grid " + p.value(*k.grid);
+    p.out += head + " {\n";
+    if (k.layouts_chosen) {
+      std::string launch = "launch threads " + std::to_string(k.block_threads);
+      if (k.min_blocks_per_sm) launch += ", blocks/sm " + std::to_string(k.min_blocks_per_sm);
+      if (k.dynamic_shared_bytes) launch += ", dynamic shared " + std::to_string(k.dynamic_shared_bytes);
+      launch += ", layouts";
+      for (const Layout& l : k.layouts) {
+        launch += " " + (l.rows ? std::to_string(l.rows) + "x" + std::to_string(l.cols)
+                                : std::to_string(l.cols) + "/" + std::to_string(l.vec));
+      }
+      p.line(1, launch);
+    }
     p.stmts(k.body, 1);
     p.out += "}\n";
     out += p.out;
@@ -193,13 +177,6 @@ std::string print(const Module& module) {
   return out;
 }
 
-std::string verify(const Module& module) {
-  std::string err;
-  for (const Kernel& k : module.kernels) {
-    verify_stmts(k, k.body, err);
-    if (!err.empty()) return "kernel " + k.name + ": " + err;
-  }
-  return err;
-}
+std::string print(const Kernel& kernel, const Value& value) { return Printer(kernel).value(value); }
 
 }  // namespace irisc::tir

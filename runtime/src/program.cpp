@@ -1,29 +1,29 @@
-// Program: loading irisc code objects with their metadata, checking arguments and
-// launching by the launch contract (see iris/program.hpp).
+// Program: loading irisc code objects with their launch contract, checking arguments
+// and launching by the contract (see iris/program.hpp). Everything that can be decided
+// once (the contract's validity, where each size symbol is bound, the dtypes) is decided
+// at load; a launch only compares, evaluates and packs, allocating nothing unless it
+// fails.
 #include "iris/program.hpp"
 
 #include <cuda.h>
 
 #include <array>
-#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "backend/cuda/cuda_driver.hpp"
 #include "iris/error.hpp"
-#include "launch_expr.hpp"
 #include "module_impl.hpp"
 
 namespace iris {
 namespace {
 
-std::string dims_text(const std::vector<std::string>& dims) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + dims[i];
-  return s + "]";
-}
+namespace contract = irisc::contract;
+
+// Bounds that let a launch keep everything on the stack.
+constexpr std::size_t kMaxArgs = 160;
+constexpr std::size_t kMaxSizes = 64;
 
 std::string shape_text(const Shape& shape) {
   std::string s = "[";
@@ -31,12 +31,30 @@ std::string shape_text(const Shape& shape) {
   return s + "]";
 }
 
-bool is_symbol(const std::string& d) {
-  if (d.empty() || !(std::isalpha(static_cast<unsigned char>(d[0])) || d[0] == '_')) return false;
-  for (char c : d) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+std::string dims_text(const contract::Kernel& k, const contract::Param& p) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < p.dims.size(); ++i) s += (i ? ", " : "") + contract::to_string(p.dims[i], k.sizes);
+  return s + "]";
+}
+
+// The runtime's dtype for a contract dtype (bool tensors have none: such a parameter
+// accepts no tensor, and says so).
+bool runtime_dtype(contract::DType t, DType* out) {
+  switch (t) {
+    case contract::DType::f32: *out = DType::f32; return true;
+    case contract::DType::f16: *out = DType::f16; return true;
+    case contract::DType::bf16: *out = DType::bf16; return true;
+    case contract::DType::i32: *out = DType::i32; return true;
+    case contract::DType::i64: *out = DType::i64; return true;
+    case contract::DType::u32: *out = DType::u32; return true;
+    case contract::DType::u64: *out = DType::u64; return true;
+    case contract::DType::boolean: return false;
   }
-  return d != "world";
+  return false;
+}
+
+bool is_float(contract::DType t) {
+  return t == contract::DType::f32 || t == contract::DType::f16 || t == contract::DType::bf16;
 }
 
 }  // namespace
@@ -49,40 +67,6 @@ Arg Arg::device_buffer(void* ptr, DType dtype, Shape shape) {
   a.shape_ = std::move(shape);
   a.on_heap_ = false;
   return a;
-}
-
-std::vector<ProgramKernel> parse_program_metadata(const std::string& text) {
-  std::vector<ProgramKernel> out;
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.value("format", "") != "irisc-metadata") throw Error("not irisc metadata");
-    if (j.value("version", 0) != 1) throw Error("metadata version " + std::to_string(j.value("version", 0)) + " is not 1");
-    for (const auto& k : j.at("kernels")) {
-      ProgramKernel pk;
-      pk.name = k.at("name").get<std::string>();
-      pk.symbol = k.at("symbol").get<std::string>();
-      pk.threads = k.at("threads").get<int>();
-      pk.grid = k.at("grid").get<std::string>();
-      for (const auto& r : k.at("roles")) pk.roles.push_back({r.at("name"), r.at("programs")});
-      for (const auto& [n, v] : k.at("constants").items()) pk.constants[n] = v.get<std::int64_t>();
-      for (const auto& s : k.at("sizes")) pk.sizes.push_back(s.get<std::string>());
-      for (const auto& p : k.at("params")) {
-        ProgramParam pp;
-        pp.name = p.at("name");
-        pp.tensor = p.at("kind") == "tensor";
-        pp.dtype = p.at("dtype");
-        if (pp.tensor) {
-          pp.symmetric = p.at("symmetric").get<bool>();
-          for (const auto& d : p.at("dims")) pp.dims.push_back(d.get<std::string>());
-        }
-        pk.params.push_back(std::move(pp));
-      }
-      out.push_back(std::move(pk));
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(std::string("malformed irisc metadata: ") + e.what());
-  }
-  return out;
 }
 
 Program::Program(Context& ctx, std::span<const std::byte> code, const std::string& name) : ctx_(&ctx) {
@@ -98,161 +82,240 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
   std::string json(bytes, '\0');
   IRIS_CU(cuMemcpyDtoH(json.data(), dptr, bytes));
   while (!json.empty() && json.back() == '\0') json.pop_back();
-  kernels_ = parse_program_metadata(json);
-  for (const ProgramKernel& k : kernels_) functions_.push_back(module_.kernel(k.symbol));
+  try {
+    kernels_ = contract::read(json).kernels;
+  } catch (const contract::Error& e) {
+    throw Error(name + ": bad launch contract: " + e.what());
+  }
+  for (const contract::Kernel& k : kernels_) {
+    const std::string who = name + ": kernel '" + k.name + "'";
+    if (k.args.size() > kMaxArgs) throw Error(who + " has more than " + std::to_string(kMaxArgs) + " arguments");
+    if (k.sizes.size() > kMaxSizes) throw Error(who + " has more than " + std::to_string(kMaxSizes) + " size symbols");
+    for (const contract::Arg& a : k.args) {
+      if (a.kind == contract::ArgKind::context && a.bytes != static_cast<int>(sizeof(device::Context))) {
+        throw Error(who + " expects a " + std::to_string(a.bytes) + "-byte context; this libiris passes " +
+                    std::to_string(sizeof(device::Context)) + " (recompile the kernel with this irisc)");
+      }
+    }
+    Prepared p;
+    p.function = module_.kernel(k.symbol);
+    p.sizes.resize(k.sizes.size());
+    for (std::size_t i = 0; i < k.params.size(); ++i) {
+      DType d = DType::f32;
+      if (k.params[i].tensor && !runtime_dtype(k.params[i].dtype, &d)) {
+        d = static_cast<DType>(-1);  // accepts no tensor
+      }
+      p.dtypes.push_back(d);
+      for (std::size_t dim = 0; dim < k.params[i].dims.size(); ++dim) {
+        const auto& ops = k.params[i].dims[dim].ops;
+        if (ops.size() == 1 && ops[0].op == contract::Op::size) {
+          SizeBinding& b = p.sizes[static_cast<std::size_t>(ops[0].value)];
+          if (b.param < 0) b = {static_cast<int>(i), static_cast<int>(dim)};
+        }
+      }
+    }
+    prepared_.push_back(std::move(p));
+  }
 }
 
-const ProgramKernel& Program::kernel(const std::string& name) const {
-  for (const ProgramKernel& k : kernels_) {
-    if (k.name == name) return k;
+std::size_t Program::index_of(const std::string& name) const {
+  for (std::size_t i = 0; i < kernels_.size(); ++i) {
+    if (kernels_[i].name == name) return i;
   }
   std::string have;
-  for (const ProgramKernel& k : kernels_) have += (have.empty() ? "" : ", ") + k.name;
+  for (const contract::Kernel& k : kernels_) have += (have.empty() ? "" : ", ") + k.name;
   throw Error("no kernel '" + name + "' in " + module_.name() + " (it has: " + have + ")");
 }
 
-unsigned Program::grid_size(const std::string& name, const std::map<std::string, std::int64_t>& sizes) const {
-  const ProgramKernel& k = kernel(name);
-  std::map<std::string, std::int64_t> vars = sizes;
-  vars["sms"] = ctx_->multiprocessors();
-  vars["world"] = ctx_->world();
+const contract::Kernel& Program::kernel(const std::string& name) const { return kernels_[index_of(name)]; }
+
+unsigned Program::grid_for(std::size_t index, std::span<const std::int64_t> sizes) const {
+  const contract::Kernel& k = kernels_[index];
+  const contract::Bindings b{sizes, ctx_->world(), ctx_->multiprocessors()};
+  auto eval = [&](const contract::Expr& e, const std::string& what) {
+    std::int64_t v = 0;
+    const contract::EvalError err = contract::eval(e, b, &v);
+    if (err != contract::EvalError::ok) {
+      throw Error("kernel '" + k.name + "': " + what + " " + contract::to_string(e, k.sizes) + " " +
+                  contract::describe(err));
+    }
+    return v;
+  };
   std::int64_t grid = 0;
   if (k.roles.empty()) {
-    grid = eval_launch_expr(k.grid, vars);
+    grid = eval(k.grid, "the grid");
   } else {
-    for (const ProgramRole& r : k.roles) {
-      const std::int64_t n = eval_launch_expr(r.programs, vars);
+    for (const contract::Role& r : k.roles) {
+      const std::int64_t n = eval(r.programs, "the program count of role '" + r.name + "'");
       if (n < 1) {
-        throw Error("kernel '" + name + "': role '" + r.name + "' gets " + std::to_string(n) + " programs on this GPU (" +
+        throw Error("kernel '" + k.name + "': role '" + r.name + "' gets " + std::to_string(n) + " programs on this GPU (" +
                     std::to_string(ctx_->multiprocessors()) + " SMs)");
       }
-      grid += n;
+      if (__builtin_add_overflow(grid, n, &grid)) grid = INT64_MAX;
     }
   }
   if (grid < 1) grid = 1;
-  if (grid > 0x7fffffff) throw Error("kernel '" + name + "': grid of " + std::to_string(grid) + " programs is too large");
+  if (grid > 0x7fffffff) {
+    throw Error("kernel '" + k.name + "': grid of " + std::to_string(grid) + " programs is too large");
+  }
   return static_cast<unsigned>(grid);
 }
 
+unsigned Program::grid_size(const std::string& name, const std::map<std::string, std::int64_t>& sizes) const {
+  const std::size_t index = index_of(name);
+  const contract::Kernel& k = kernels_[index];
+  std::vector<std::int64_t> values(k.sizes.size(), 0);
+  for (std::size_t s = 0; s < k.sizes.size(); ++s) {
+    auto it = sizes.find(k.sizes[s]);
+    if (it == sizes.end()) throw Error("kernel '" + name + "': no value for size '" + k.sizes[s] + "'");
+    values[s] = it->second;
+  }
+  return grid_for(index, values);
+}
+
 void Program::launch(const std::string& name, std::initializer_list<Arg> args, Stream stream) const {
-  const ProgramKernel& k = kernel(name);
-  const Kernel& fn = functions_[static_cast<std::size_t>(&k - kernels_.data())];
-  const std::string who = "kernel '" + name + "'";
+  const std::size_t index = index_of(name);
+  const contract::Kernel& k = kernels_[index];
+  const Prepared& prep = prepared_[index];
+  auto who = [&] { return "kernel '" + name + "'"; };
+  auto prm = [&](std::size_t i) { return "parameter '" + k.params[i].name + "' of " + who(); };
   if (args.size() != k.params.size()) {
     std::string names;
-    for (const ProgramParam& p : k.params) names += (names.empty() ? "" : ", ") + p.name;
-    throw Error(who + " takes " + std::to_string(k.params.size()) + " argument(s) (" + names + ") but " +
+    for (const contract::Param& p : k.params) names += (names.empty() ? "" : ", ") + p.name;
+    throw Error(who() + " takes " + std::to_string(k.params.size()) + " argument(s) (" + names + ") but " +
                 std::to_string(args.size()) + " were given");
   }
-  // Bind size symbols from bare extents, then check every extent.
-  std::map<std::string, std::int64_t> sizes;
-  std::map<std::string, std::string> bound_by;
   const Arg* a = args.begin();
   for (std::size_t i = 0; i < k.params.size(); ++i) {
-    const ProgramParam& p = k.params[i];
+    const contract::Param& p = k.params[i];
     const Arg& arg = a[i];
-    const std::string prm = "parameter '" + p.name + "' of " + who;
     if (p.tensor != arg.is_tensor()) {
-      throw Error(prm + " is a " + (p.tensor ? "tensor" : "scalar") + " but a " + (arg.is_tensor() ? "tensor" : "scalar") +
-                  " was passed");
+      throw Error(prm(i) + " is a " + (p.tensor ? "tensor" : "scalar") + " but a " +
+                  (arg.is_tensor() ? "tensor" : "scalar") + " was passed");
     }
-    if (!p.tensor) continue;
-    if (dtype_name(arg.dtype()) != p.dtype) {
-      throw Error(prm + " is a tensor of " + p.dtype + " but a tensor of " + std::string(dtype_name(arg.dtype())) +
-                  " was passed");
+    if (!p.tensor) {
+      if (!is_float(p.dtype) && arg.is_float()) {
+        throw Error(prm(i) + " is an integer (" + contract::name(p.dtype) + ") but a floating value was passed");
+      }
+      continue;
+    }
+    if (arg.dtype() != prep.dtypes[i]) {
+      throw Error(prm(i) + " is a tensor of " + contract::name(p.dtype) + " but a tensor of " +
+                  std::string(dtype_name(arg.dtype())) + " was passed");
     }
     if (p.symmetric && !(arg.on_heap() && ctx_->in_heap(arg.ptr()))) {
-      throw Error(prm + " must be a symmetric tensor (allocated on the heap with ctx.empty/zeros/...), but this buffer "
-                        "is not on the symmetric heap");
+      throw Error(prm(i) + " must be a symmetric tensor (allocated on the heap with ctx.empty/zeros/...), but this "
+                           "buffer is not on the symmetric heap");
     }
     if (arg.shape().size() != p.dims.size()) {
-      throw Error(prm + " has " + std::to_string(p.dims.size()) + " dimension(s) " + dims_text(p.dims) +
+      throw Error(prm(i) + " has " + std::to_string(p.dims.size()) + " dimension(s) " + dims_text(k, p) +
                   " but the tensor passed has shape " + shape_text(arg.shape()));
     }
-    for (std::size_t d = 0; d < p.dims.size(); ++d) {
-      if (!is_symbol(p.dims[d])) continue;
-      auto [it, fresh] = sizes.emplace(p.dims[d], arg.shape()[d]);
-      if (fresh) bound_by[p.dims[d]] = p.name;
-    }
   }
-  std::map<std::string, std::int64_t> vars = sizes;
-  vars["world"] = ctx_->world();
+  // Size symbols from the tensors that name them, then every extent checked.
+  std::array<std::int64_t, kMaxSizes> sizes{};
+  for (std::size_t s = 0; s < prep.sizes.size(); ++s) {
+    const SizeBinding& b = prep.sizes[s];
+    sizes[s] = a[b.param].shape()[static_cast<std::size_t>(b.dim)];
+  }
+  const std::span<const std::int64_t> bound(sizes.data(), prep.sizes.size());
+  const contract::Bindings bindings{bound, ctx_->world(), ctx_->multiprocessors()};
   for (std::size_t i = 0; i < k.params.size(); ++i) {
-    const ProgramParam& p = k.params[i];
-    if (!p.tensor) continue;
+    const contract::Param& p = k.params[i];
     for (std::size_t d = 0; d < p.dims.size(); ++d) {
-      const std::int64_t want = eval_launch_expr(p.dims[d], vars);
-      if (a[i].shape()[d] != want) {
-        std::string why = is_symbol(p.dims[d]) && bound_by[p.dims[d]] != p.name
-                              ? " (" + p.dims[d] + " = " + std::to_string(want) + " from '" + bound_by[p.dims[d]] + "')"
-                              : " (" + p.dims[d] + " = " + std::to_string(want) + ")";
-        throw Error("parameter '" + p.name + "' of " + who + " has shape " + dims_text(p.dims) + " = " +
-                    std::to_string(want) + " in dimension " + std::to_string(d) + why + ", but the tensor passed has " +
-                    shape_text(a[i].shape()));
+      std::int64_t want = 0;
+      const contract::EvalError err = contract::eval(p.dims[d], bindings, &want);
+      const std::int64_t have = a[i].shape()[d];
+      if (err == contract::EvalError::ok && have == want) continue;
+      const std::string text = contract::to_string(p.dims[d], k.sizes);
+      if (err != contract::EvalError::ok) {
+        throw Error(prm(i) + ": its extent " + text + " in dimension " + std::to_string(d) + " " +
+                    contract::describe(err) + " with the tensors passed");
       }
+      std::string why = " (" + text + " = " + std::to_string(want);
+      const auto& ops = p.dims[d].ops;
+      if (ops.size() == 1 && ops[0].op == contract::Op::size) {
+        const SizeBinding& b = prep.sizes[static_cast<std::size_t>(ops[0].value)];
+        if (b.param != static_cast<int>(i)) why += " from '" + k.params[static_cast<std::size_t>(b.param)].name + "'";
+      }
+      throw Error("parameter '" + p.name + "' of " + who() + " has shape " + dims_text(k, p) + " = " +
+                  std::to_string(want) + " in dimension " + std::to_string(d) + why + "), but the tensor passed has " +
+                  shape_text(a[i].shape()));
     }
   }
 
-  // Pack: context, parameters, size symbols, sms.
-  std::vector<std::array<unsigned char, 8>> storage(k.params.size() + k.sizes.size() + 1);
-  std::vector<void*> ptrs;
-  std::vector<std::size_t> arg_sizes;
-  ptrs.push_back(const_cast<device::Context*>(&ctx_->device_context()));
-  arg_sizes.push_back(sizeof(device::Context));
-  for (std::size_t i = 0; i < k.params.size(); ++i) {
-    const ProgramParam& p = k.params[i];
-    const Arg& arg = a[i];
-    auto& slot = storage[i];
-    std::size_t n = 8;
-    if (p.tensor) {
-      void* ptr = arg.ptr();
-      std::memcpy(slot.data(), &ptr, 8);
-    } else {
-      const std::string prm = "parameter '" + p.name + "' of " + who;
-      const bool want_float = p.dtype == "f32" || p.dtype == "f16" || p.dtype == "bf16";
-      if (!want_float && arg.is_float()) throw Error(prm + " is an integer (" + p.dtype + ") but a floating value was passed");
-      if (p.dtype == "f32") {
-        const float f = static_cast<float>(arg.float_value());
-        std::memcpy(slot.data(), &f, n = 4);
-      } else if (p.dtype == "f16") {
-        const std::uint16_t h = half(static_cast<float>(arg.float_value())).bits;
-        std::memcpy(slot.data(), &h, n = 2);
-      } else if (p.dtype == "bf16") {
-        const std::uint16_t h = bfloat16(static_cast<float>(arg.float_value())).bits;
-        std::memcpy(slot.data(), &h, n = 2);
-      } else if (p.dtype == "i32" || p.dtype == "u32") {
-        const std::int64_t v = arg.int_value();
-        const bool fits = p.dtype == "i32" ? (v >= INT32_MIN && v <= INT32_MAX) : (v >= 0 && v <= UINT32_MAX);
-        if (!fits) throw Error(prm + " is " + p.dtype + "; " + std::to_string(v) + " does not fit");
-        const std::uint32_t u = static_cast<std::uint32_t>(v);
-        std::memcpy(slot.data(), &u, n = 4);
-      } else if (p.dtype == "bool") {
-        const unsigned char b = arg.int_value() != 0;
-        std::memcpy(slot.data(), &b, n = 1);
-      } else {
-        const std::int64_t v = arg.int_value();
-        std::memcpy(slot.data(), &v, 8);
-      }
-    }
-    ptrs.push_back(slot.data());
-    arg_sizes.push_back(n);
-  }
-  for (std::size_t s = 0; s < k.sizes.size(); ++s) {
-    auto& slot = storage[k.params.size() + s];
-    const std::int64_t v = sizes.at(k.sizes[s]);
-    std::memcpy(slot.data(), &v, 8);
-    ptrs.push_back(slot.data());
-    arg_sizes.push_back(8);
-  }
-  auto& sms_slot = storage.back();
+  // Pack in the contract's order.
+  std::array<std::array<unsigned char, 8>, kMaxArgs> storage;
+  std::array<void*, kMaxArgs> ptrs;
+  std::array<std::size_t, kMaxArgs> arg_sizes;
   const std::int64_t sms = ctx_->multiprocessors();
-  std::memcpy(sms_slot.data(), &sms, 8);
-  ptrs.push_back(sms_slot.data());
-  arg_sizes.push_back(8);
-
-  LaunchConfig cfg{grid_size(name, sizes), static_cast<unsigned>(k.threads)};
+  for (std::size_t n = 0; n < k.args.size(); ++n) {
+    const contract::Arg& slot = k.args[n];
+    unsigned char* out = storage[n].data();
+    ptrs[n] = out;
+    arg_sizes[n] = static_cast<std::size_t>(slot.bytes);
+    switch (slot.kind) {
+      case contract::ArgKind::context:
+        ptrs[n] = const_cast<device::Context*>(&ctx_->device_context());
+        break;
+      case contract::ArgKind::size: std::memcpy(out, &sizes[static_cast<std::size_t>(slot.index)], 8); break;
+      case contract::ArgKind::sms: std::memcpy(out, &sms, 8); break;
+      case contract::ArgKind::param: {
+        const std::size_t i = static_cast<std::size_t>(slot.index);
+        const Arg& arg = a[i];
+        if (k.params[i].tensor) {
+          void* ptr = arg.ptr();
+          std::memcpy(out, &ptr, 8);
+          break;
+        }
+        switch (k.params[i].dtype) {
+          case contract::DType::f32: {
+            const float f = static_cast<float>(arg.float_value());
+            std::memcpy(out, &f, 4);
+            break;
+          }
+          case contract::DType::f16: {
+            const std::uint16_t h = half(static_cast<float>(arg.float_value())).bits;
+            std::memcpy(out, &h, 2);
+            break;
+          }
+          case contract::DType::bf16: {
+            const std::uint16_t h = bfloat16(static_cast<float>(arg.float_value())).bits;
+            std::memcpy(out, &h, 2);
+            break;
+          }
+          case contract::DType::i32:
+          case contract::DType::u32: {
+            const std::int64_t v = arg.int_value();
+            const bool i32 = k.params[i].dtype == contract::DType::i32;
+            if (i32 ? (v < INT32_MIN || v > INT32_MAX) : (v < 0 || v > UINT32_MAX)) {
+              throw Error(prm(i) + " is " + contract::name(k.params[i].dtype) + "; " + std::to_string(v) +
+                          " does not fit");
+            }
+            const std::uint32_t u = static_cast<std::uint32_t>(v);
+            std::memcpy(out, &u, 4);
+            break;
+          }
+          case contract::DType::boolean: {
+            const unsigned char b = arg.int_value() != 0;
+            std::memcpy(out, &b, 1);
+            break;
+          }
+          case contract::DType::i64:
+          case contract::DType::u64: {
+            const std::int64_t v = arg.int_value();
+            std::memcpy(out, &v, 8);
+            break;
+          }
+        }
+        break;
+      }
+    }
+  }
+  LaunchConfig cfg{grid_for(index, bound), static_cast<unsigned>(k.threads)};
+  cfg.shared_bytes = static_cast<std::size_t>(k.dynamic_shared_bytes);
   cfg.stream = stream;
-  ctx_->launch_raw(fn, cfg, ptrs.data(), arg_sizes.data(), ptrs.size());
+  ctx_->launch_raw(prep.function, cfg, ptrs.data(), arg_sizes.data(), k.args.size());
 }
 
 }  // namespace iris

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/driver/compile.hpp"
 #include "compiler/passes/pipeline.hpp"
 #include "emit_header.hpp"
@@ -134,7 +135,7 @@ int main(int argc, char** argv) {
   else if (emit == "tir") text = r.tir;
   else if (emit == "cuda") text = r.cuda;
   else if (emit == "ptx") text = r.ptx;
-  else if (emit == "metadata") text = r.metadata + "\n";
+  else if (emit == "metadata") text = irisc::contract::write(irisc::contract::read(r.metadata), 2) + "\n";
   else if (emit == "header") {
     text = irisc::emit_header(r, stem, target);
     default_out = stem + ".iris.hpp";

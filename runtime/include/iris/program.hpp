@@ -1,7 +1,8 @@
 // Program: a module compiled by irisc, loaded into one rank's context together with
-// its launch contract (the metadata irisc embeds). Any irisc kernel launches through
-// it by name; arguments are checked against the contract, size symbols are bound from
-// the tensors' shapes, and the grid comes from the kernel's policy or roles.
+// its launch contract (the metadata irisc embeds, validated once at load). Any irisc
+// kernel launches through it by name; arguments are checked against the contract, size
+// symbols are bound from the tensors' shapes, the grid comes from the kernel's policy or
+// roles, and the arguments are packed in the contract's order.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "compiler/contract/launch_contract.hpp"
 #include "iris/context.hpp"
 #include "iris/tensor.hpp"
 
@@ -55,39 +57,17 @@ class Arg {
   std::int64_t i_ = 0;
 };
 
-struct ProgramParam {
-  std::string name;
-  bool tensor = false;
-  std::string dtype;  // "f32", ..., "i64" (scalars declared `int` are i64)
-  bool symmetric = false;
-  std::vector<std::string> dims;  // extent expressions over size symbols and world
-};
-
-struct ProgramRole {
-  std::string name;
-  std::string programs;  // expression over sms and world
-};
-
-struct ProgramKernel {
-  std::string name;
-  std::string symbol;  // the function in the code object
-  int threads = 256;
-  std::string grid;  // expression over sms, world and sizes; empty when roles are used
-  std::vector<ProgramRole> roles;
-  std::map<std::string, std::int64_t> constants;
-  std::vector<std::string> sizes;
-  std::vector<ProgramParam> params;
-};
-
 class Program {
  public:
   Program() = default;
-  // Loads an irisc code object (cubin or PTX with an `iris_metadata` string) into
-  // `ctx`. Throws iris::Error when the code or its metadata is not usable.
+  // Loads an irisc code object (cubin or PTX with an `iris_metadata` launch contract)
+  // into `ctx`, and validates the contract once. Throws iris::Error when the code or its
+  // contract is not usable.
   Program(Context& ctx, std::span<const std::byte> code, const std::string& name);
 
-  const std::vector<ProgramKernel>& kernels() const { return kernels_; }
-  const ProgramKernel& kernel(const std::string& name) const;
+  // The launch contracts of the module's kernels (compiler/contract/launch_contract.hpp).
+  const std::vector<irisc::contract::Kernel>& kernels() const { return kernels_; }
+  const irisc::contract::Kernel& kernel(const std::string& name) const;
   const Module& module() const { return module_; }
 
   // Launches `name` with `args` in the kernel's parameter order on `stream` (default:
@@ -98,13 +78,22 @@ class Program {
   unsigned grid_size(const std::string& name, const std::map<std::string, std::int64_t>& sizes) const;
 
  private:
+  // Per kernel, what a launch needs beyond the contract, computed at load.
+  struct SizeBinding {
+    int param = -1, dim = -1;  // the first bare extent naming the size
+  };
+  struct Prepared {
+    Kernel function;
+    std::vector<SizeBinding> sizes;
+    std::vector<DType> dtypes;  // per parameter (tensors: the element type)
+  };
+  std::size_t index_of(const std::string& name) const;
+  unsigned grid_for(std::size_t kernel, std::span<const std::int64_t> sizes) const;
+
   Context* ctx_ = nullptr;
   Module module_;
-  std::vector<ProgramKernel> kernels_;
-  std::vector<Kernel> functions_;
+  std::vector<irisc::contract::Kernel> kernels_;
+  std::vector<Prepared> prepared_;
 };
-
-// Parses irisc metadata JSON (exposed for tests and tools).
-std::vector<ProgramKernel> parse_program_metadata(const std::string& json);
 
 }  // namespace iris

@@ -15,6 +15,7 @@
 #include <cuda_fp16.h>
 
 #include "tile.hpp"
+#include "tile_shapes.hpp"
 
 #if IRIS_CUDA_COMPILER
 namespace iris::device::tile {
@@ -54,9 +55,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void mma_16816(float (&d)[4], const unsigned (&a)[4
 
 // Shared memory matmul_mma<L> uses (the generated code keeps a kernel's total in budget).
 template <class L>
-inline constexpr int kMmaSharedBytes = (L::kRows + L::kCols) * 40 * 2 > L::kRows * (L::kCols + 4) * 4
-                                           ? (L::kRows + L::kCols) * 40 * 2
-                                           : L::kRows * (L::kCols + 4) * 4;
+inline constexpr int kMmaSharedBytes = static_cast<int>(mma_shared_bytes(L::kRows, L::kCols));
 
 // acc = A[rows, K] x B[K, cols], same contract as tile::matmul: A rows `lda` apart, B
 // rows `ldb` apart, rows/columns past *_valid and k past K read as 0, every thread of the

@@ -1,0 +1,415 @@
+// The launch contract's one writer, one reader and evaluator (see launch_contract.hpp).
+#include "compiler/contract/launch_contract.hpp"
+
+#include <climits>
+#include <nlohmann/json.hpp>
+
+namespace irisc::contract {
+namespace {
+
+using nlohmann::json;
+
+struct OpInfo {
+  Op op;
+  const char* name;
+  int arity;
+};
+constexpr OpInfo kOps[] = {
+    {Op::constant, "const", 0}, {Op::size, "size", 0}, {Op::world, "world", 0}, {Op::sms, "sms", 0},
+    {Op::add, "add", 2},        {Op::sub, "sub", 2},   {Op::mul, "mul", 2},     {Op::div, "div", 2},
+    {Op::rem, "rem", 2},        {Op::min, "min", 2},   {Op::max, "max", 2},
+};
+const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
+
+constexpr const char* kDTypeNames[] = {"f32", "f16", "bf16", "i32", "i64", "u32", "u64", "bool"};
+constexpr int kDTypeBytes[] = {4, 2, 2, 4, 8, 4, 8, 1};
+constexpr const char* kArgKinds[] = {"context", "param", "size", "sms"};
+
+// ---- writing ---------------------------------------------------------------------------
+// Postfix -> nested JSON: 8, "world", "sms", ["size", 0], ["mul", a, b].
+json expr_json(const Expr& e) {
+  std::vector<json> stack;
+  for (const ExprOp& o : e.ops) {
+    switch (o.op) {
+      case Op::constant: stack.emplace_back(o.value); break;
+      case Op::size: stack.push_back(json::array({"size", o.value})); break;
+      case Op::world:
+      case Op::sms: stack.emplace_back(info(o.op).name); break;
+      default: {
+        json b = std::move(stack.back());
+        stack.pop_back();
+        json a = std::move(stack.back());
+        stack.pop_back();
+        stack.push_back(json::array({info(o.op).name, std::move(a), std::move(b)}));
+      }
+    }
+  }
+  return stack.empty() ? json() : std::move(stack.back());
+}
+
+// ---- reading -----------------------------------------------------------------------------
+[[noreturn]] void bad(const std::string& where, const std::string& why) { throw Error(where + ": " + why); }
+
+void expr_ops(const json& j, const std::string& where, Expr& out) {
+  if (out.ops.size() >= kMaxExprOps) bad(where, "expression longer than " + std::to_string(kMaxExprOps) + " operations");
+  if (j.is_number_integer()) {
+    out.ops.push_back({Op::constant, j.get<std::int64_t>()});
+    return;
+  }
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "world" || s == "sms") {
+      out.ops.push_back({s == "world" ? Op::world : Op::sms, 0});
+      return;
+    }
+    bad(where, "unknown value '" + s + "'");
+  }
+  if (!j.is_array() || j.empty() || !j[0].is_string()) bad(where, "expected a number, \"world\", \"sms\" or [op, ...]");
+  const std::string op = j[0].get<std::string>();
+  if (op == "size") {
+    if (j.size() != 2 || !j[1].is_number_integer()) bad(where, "expected [\"size\", index]");
+    out.ops.push_back({Op::size, j[1].get<std::int64_t>()});
+    return;
+  }
+  for (const OpInfo& oi : kOps) {
+    if (oi.arity == 2 && op == oi.name) {
+      if (j.size() != 3) bad(where, "'" + op + "' takes two operands");
+      expr_ops(j[1], where, out);
+      expr_ops(j[2], where, out);
+      out.ops.push_back({oi.op, 0});
+      return;
+    }
+  }
+  bad(where, "unknown operation '" + op + "'");
+}
+
+Expr read_expr(const json& j, const std::string& where, std::size_t sizes, bool sms_allowed) {
+  Expr e;
+  expr_ops(j, where, e);
+  for (const ExprOp& o : e.ops) {
+    if (o.op == Op::size && (o.value < 0 || o.value >= static_cast<std::int64_t>(sizes))) {
+      bad(where, "size symbol " + std::to_string(o.value) + " does not exist");
+    }
+    if (o.op == Op::sms && !sms_allowed) bad(where, "sms is not known here");
+  }
+  return e;
+}
+
+const json& field(const json& j, const char* name, const std::string& where) {
+  if (!j.is_object()) bad(where, "expected an object");
+  auto it = j.find(name);
+  if (it == j.end()) bad(where, std::string("missing \"") + name + "\"");
+  return *it;
+}
+
+std::string text(const json& j, const char* name, const std::string& where) {
+  const json& f = field(j, name, where);
+  if (!f.is_string() || f.get_ref<const std::string&>().empty()) bad(where, std::string("\"") + name + "\" must be a non-empty string");
+  return f.get<std::string>();
+}
+
+std::int64_t integer(const json& j, const char* name, const std::string& where, std::int64_t lo, std::int64_t hi) {
+  const json& f = field(j, name, where);
+  if (!f.is_number_integer()) bad(where, std::string("\"") + name + "\" must be an integer");
+  const std::int64_t v = f.get<std::int64_t>();
+  if (v < lo || v > hi) {
+    bad(where, std::string("\"") + name + "\" = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+const json& array(const json& j, const char* name, const std::string& where) {
+  const json& f = field(j, name, where);
+  if (!f.is_array()) bad(where, std::string("\"") + name + "\" must be an array");
+  return f;
+}
+
+// nlohmann's parser recurses once per nesting level: refuse deep texts before parsing.
+void check_nesting(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxNesting) throw Error("metadata nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+Kernel read_kernel(const json& k, std::size_t index) {
+  Kernel out;
+  std::string where = "kernel " + std::to_string(index);
+  out.name = text(k, "name", where);
+  where = "kernel '" + out.name + "'";
+  out.symbol = text(k, "symbol", where);
+  out.threads = static_cast<int>(integer(k, "threads", where, 1, 1024));
+  out.min_blocks_per_sm = static_cast<int>(integer(k, "min_blocks_per_sm", where, 0, 32));
+  out.dynamic_shared_bytes = integer(k, "dynamic_shared_bytes", where, 0, 1 << 20);
+  for (const json& s : array(k, "sizes", where)) {
+    if (!s.is_string() || s.get_ref<const std::string&>().empty()) bad(where, "size names must be non-empty strings");
+    out.sizes.push_back(s.get<std::string>());
+  }
+  for (const auto& [n, v] : field(k, "constants", where).items()) {
+    if (!v.is_number_integer()) bad(where, "constant '" + n + "' must be an integer");
+    out.constants.emplace_back(n, v.get<std::int64_t>());
+  }
+  for (const json& p : array(k, "params", where)) {
+    Param prm;
+    prm.name = text(p, "name", where + " parameter");
+    const std::string pw = where + " parameter '" + prm.name + "'";
+    const std::string kind = text(p, "kind", pw);
+    if (kind != "tensor" && kind != "scalar") bad(pw, "kind '" + kind + "' is neither tensor nor scalar");
+    prm.tensor = kind == "tensor";
+    const std::string dt = text(p, "dtype", pw);
+    bool known = false;
+    for (int t = 0; t < 8; ++t) {
+      if (dt == kDTypeNames[t]) prm.dtype = static_cast<DType>(t), known = true;
+    }
+    if (!known) bad(pw, "unknown dtype '" + dt + "'");
+    if (prm.tensor) {
+      const json& sym = field(p, "symmetric", pw);
+      if (!sym.is_boolean()) bad(pw, "\"symmetric\" must be true or false");
+      prm.symmetric = sym.get<bool>();
+      for (const json& d : array(p, "dims", pw)) prm.dims.push_back(read_expr(d, pw + " extent", out.sizes.size(), false));
+      if (prm.dims.empty() || prm.dims.size() > 8) bad(pw, "a tensor has 1 to 8 dimensions");
+    }
+    out.params.push_back(std::move(prm));
+  }
+  // Every size symbol is bound by a bare extent of some tensor.
+  for (std::size_t s = 0; s < out.sizes.size(); ++s) {
+    bool bound = false;
+    for (const Param& p : out.params) {
+      for (const Expr& d : p.dims) bound = bound || (d.ops.size() == 1 && d.ops[0].op == Op::size && d.ops[0].value == static_cast<std::int64_t>(s));
+    }
+    if (!bound) bad(where, "size '" + out.sizes[s] + "' is not the extent of any tensor");
+  }
+  for (const json& r : array(k, "roles", where)) {
+    Role role;
+    role.name = text(r, "name", where + " role");
+    role.programs = read_expr(field(r, "programs", where + " role '" + role.name + "'"), where + " role '" + role.name + "'",
+                              0, true);
+    for (const ExprOp& o : role.programs.ops) {
+      if (o.op == Op::size) bad(where + " role '" + role.name + "'", "program counts cannot use sizes");
+    }
+    out.roles.push_back(std::move(role));
+  }
+  const json& grid = field(k, "grid", where);
+  if (out.roles.empty() == grid.is_null()) bad(where, "a kernel has a grid exactly when it has no roles");
+  if (!grid.is_null()) out.grid = read_expr(grid, where + " grid", out.sizes.size(), true);
+  // Arguments: the context first, then each parameter, size and sms exactly once.
+  std::vector<int> seen_params(out.params.size()), seen_sizes(out.sizes.size());
+  int contexts = 0, sms = 0;
+  for (const json& a : array(k, "args", where)) {
+    Arg arg;
+    const std::string kind = text(a, "kind", where + " argument");
+    int ki = -1;
+    for (int i = 0; i < 4; ++i) {
+      if (kind == kArgKinds[i]) ki = i;
+    }
+    if (ki < 0) bad(where, "unknown argument kind '" + kind + "'");
+    arg.kind = static_cast<ArgKind>(ki);
+    arg.bytes = static_cast<int>(integer(a, "bytes", where + " argument", 1, 4096));
+    switch (arg.kind) {
+      case ArgKind::context:
+        if (!out.args.empty()) bad(where, "the context must be the first argument");
+        ++contexts;
+        break;
+      case ArgKind::param: {
+        arg.index = static_cast<int>(integer(a, "index", where + " argument", 0, static_cast<std::int64_t>(out.params.size()) - 1));
+        const Param& p = out.params[static_cast<std::size_t>(arg.index)];
+        if (arg.bytes != (p.tensor ? 8 : byte_size(p.dtype))) bad(where, "argument '" + p.name + "' has the wrong size");
+        ++seen_params[static_cast<std::size_t>(arg.index)];
+        break;
+      }
+      case ArgKind::size:
+        arg.index = static_cast<int>(integer(a, "index", where + " argument", 0, static_cast<std::int64_t>(out.sizes.size()) - 1));
+        if (arg.bytes != 8) bad(where, "size arguments are 8 bytes");
+        ++seen_sizes[static_cast<std::size_t>(arg.index)];
+        break;
+      case ArgKind::sms:
+        if (arg.bytes != 8) bad(where, "the sms argument is 8 bytes");
+        ++sms;
+        break;
+    }
+    out.args.push_back(arg);
+  }
+  if (contexts != 1 || sms != 1) bad(where, "the arguments need one context and one sms");
+  for (std::size_t i = 0; i < seen_params.size(); ++i) {
+    if (seen_params[i] != 1) bad(where, "parameter '" + out.params[i].name + "' is not passed exactly once");
+  }
+  for (std::size_t i = 0; i < seen_sizes.size(); ++i) {
+    if (seen_sizes[i] != 1) bad(where, "size '" + out.sizes[i] + "' is not passed exactly once");
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* name(DType t) { return kDTypeNames[static_cast<int>(t)]; }
+int byte_size(DType t) { return kDTypeBytes[static_cast<int>(t)]; }
+
+const char* describe(EvalError e) {
+  switch (e) {
+    case EvalError::ok: return "ok";
+    case EvalError::overflow: return "overflows 64 bits";
+    case EvalError::division_by_zero: return "divides by zero";
+    case EvalError::bad_program: return "is malformed";
+  }
+  return "?";
+}
+
+EvalError eval(const Expr& e, const Bindings& b, std::int64_t* out) {
+  std::int64_t stack[kMaxExprOps];
+  std::size_t n = 0;
+  for (const ExprOp& o : e.ops) {
+    std::int64_t v = 0;
+    switch (o.op) {
+      case Op::constant: v = o.value; break;
+      case Op::size:
+        if (o.value < 0 || o.value >= static_cast<std::int64_t>(b.sizes.size())) return EvalError::bad_program;
+        v = b.sizes[static_cast<std::size_t>(o.value)];
+        break;
+      case Op::world: v = b.world; break;
+      case Op::sms: v = b.sms; break;
+      default: {
+        if (n < 2) return EvalError::bad_program;
+        const std::int64_t y = stack[--n], x = stack[--n];
+        switch (o.op) {
+          case Op::add:
+            if (__builtin_add_overflow(x, y, &v)) return EvalError::overflow;
+            break;
+          case Op::sub:
+            if (__builtin_sub_overflow(x, y, &v)) return EvalError::overflow;
+            break;
+          case Op::mul:
+            if (__builtin_mul_overflow(x, y, &v)) return EvalError::overflow;
+            break;
+          case Op::div:
+          case Op::rem:
+            if (y == 0) return EvalError::division_by_zero;
+            if (x == INT64_MIN && y == -1) return EvalError::overflow;
+            v = o.op == Op::div ? x / y : x % y;
+            break;
+          case Op::min: v = x < y ? x : y; break;
+          case Op::max: v = x > y ? x : y; break;
+          default: return EvalError::bad_program;
+        }
+      }
+    }
+    if (n == kMaxExprOps) return EvalError::bad_program;
+    stack[n++] = v;
+  }
+  if (n != 1) return EvalError::bad_program;
+  *out = stack[0];
+  return EvalError::ok;
+}
+
+std::string to_string(const Expr& e, std::span<const std::string> size_names) {
+  std::vector<std::string> stack;
+  for (const ExprOp& o : e.ops) {
+    switch (o.op) {
+      case Op::constant: stack.push_back(std::to_string(o.value)); break;
+      case Op::size:
+        stack.push_back(o.value >= 0 && o.value < static_cast<std::int64_t>(size_names.size())
+                            ? size_names[static_cast<std::size_t>(o.value)]
+                            : "?");
+        break;
+      case Op::world: stack.emplace_back("world"); break;
+      case Op::sms: stack.emplace_back("sms"); break;
+      default: {
+        if (stack.size() < 2) return "?";
+        std::string y = std::move(stack.back());
+        stack.pop_back();
+        std::string x = std::move(stack.back());
+        stack.pop_back();
+        static const char* sym[] = {"", "", "", "", " + ", " - ", " * ", " / ", " % "};
+        if (o.op == Op::min || o.op == Op::max) {
+          stack.push_back(std::string(info(o.op).name) + "(" + x + ", " + y + ")");
+        } else {
+          const std::string infix = x + sym[static_cast<int>(o.op)] + y;
+          stack.push_back(&o == &e.ops.back() ? infix : "(" + infix + ")");
+        }
+      }
+    }
+  }
+  return stack.size() == 1 ? stack[0] : "?";
+}
+
+std::string write(const Module& module, int indent) {
+  json kernels = json::array();
+  for (const Kernel& k : module.kernels) {
+    json params = json::array();
+    for (const Param& p : k.params) {
+      json pj = {{"name", p.name}, {"kind", p.tensor ? "tensor" : "scalar"}, {"dtype", name(p.dtype)}};
+      if (p.tensor) {
+        pj["symmetric"] = p.symmetric;
+        json dims = json::array();
+        for (const Expr& d : p.dims) dims.push_back(expr_json(d));
+        pj["dims"] = std::move(dims);
+      }
+      params.push_back(std::move(pj));
+    }
+    json roles = json::array();
+    for (const Role& r : k.roles) roles.push_back({{"name", r.name}, {"programs", expr_json(r.programs)}});
+    json constants = json::object();
+    for (const auto& [n, v] : k.constants) constants[n] = v;
+    json args = json::array();
+    for (const Arg& a : k.args) {
+      json aj = {{"kind", kArgKinds[static_cast<int>(a.kind)]}, {"bytes", a.bytes}};
+      if (a.kind == ArgKind::param || a.kind == ArgKind::size) aj["index"] = a.index;
+      args.push_back(std::move(aj));
+    }
+    json kj = json::object();
+    kj["name"] = k.name;
+    kj["symbol"] = k.symbol;
+    kj["threads"] = k.threads;
+    kj["min_blocks_per_sm"] = k.min_blocks_per_sm;
+    kj["dynamic_shared_bytes"] = k.dynamic_shared_bytes;
+    kj["grid"] = k.roles.empty() ? expr_json(k.grid) : json();
+    kj["roles"] = std::move(roles);
+    kj["constants"] = std::move(constants);
+    kj["sizes"] = k.sizes;
+    kj["params"] = std::move(params);
+    kj["args"] = std::move(args);
+    kernels.push_back(std::move(kj));
+  }
+  json j = json::object();
+  j["format"] = "irisc-metadata";
+  j["version"] = kVersion;
+  j["kernels"] = std::move(kernels);
+  return j.dump(indent);
+}
+
+Module read(std::string_view text) {
+  check_nesting(text);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(std::string("metadata is not JSON: ") + e.what());
+  }
+  if (!j.is_object() || !j.contains("format") || j["format"] != "irisc-metadata") throw Error("not irisc metadata");
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<std::int64_t>() != kVersion) {
+    throw Error("metadata version " + (j.contains("version") ? j["version"].dump() : std::string("(none)")) + " is not " +
+                std::to_string(kVersion) + " (recompile the kernel with this irisc)");
+  }
+  Module m;
+  try {
+    const json& ks = array(j, "kernels", "metadata");
+    for (std::size_t i = 0; i < ks.size(); ++i) m.kernels.push_back(read_kernel(ks[i], i));
+  } catch (const json::exception& e) {
+    throw Error(std::string("malformed metadata: ") + e.what());
+  }
+  return m;
+}
+
+}  // namespace irisc::contract

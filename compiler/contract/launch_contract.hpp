@@ -1,0 +1,111 @@
+// The launch contract: everything a launcher needs to run the kernels of one irisc code
+// object, and nothing it would have to parse as code. irisc writes it (codegen, from the
+// TIR decisions) and embeds it in the code object as `iris_metadata`; libiris reads it
+// back with the same code (read(), which validates everything once, at load) and packs
+// each launch from `args`. One writer, one reader, one type.
+//
+// Integer expressions (tensor extents, the grid, role program counts) are postfix
+// programs over constants, size symbols, world and sms with checked arithmetic: a
+// corrupt contract is an error at load, never a crash or an overflow at launch.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace irisc::contract {
+
+inline constexpr int kVersion = 2;
+inline constexpr std::size_t kMaxExprOps = 256;
+inline constexpr int kMaxNesting = 64;  // of the JSON text
+
+// Everything wrong with a contract text is reported as this (with what and where).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Op : std::uint8_t { constant, size, world, sms, add, sub, mul, div, rem, min, max };
+
+struct ExprOp {
+  Op op = Op::constant;
+  std::int64_t value = 0;  // constant: the value; size: the size symbol's index
+  bool operator==(const ExprOp&) const = default;
+};
+
+// A postfix program leaving one value.
+struct Expr {
+  std::vector<ExprOp> ops;
+  bool operator==(const Expr&) const = default;
+};
+
+// The values an expression may read.
+struct Bindings {
+  std::span<const std::int64_t> sizes;
+  std::int64_t world = 1;
+  std::int64_t sms = 1;
+};
+
+enum class EvalError : std::uint8_t { ok, overflow, division_by_zero, bad_program };
+const char* describe(EvalError e);
+// Evaluates `e` with overflow-checked 64-bit arithmetic.
+EvalError eval(const Expr& e, const Bindings& b, std::int64_t* out);
+// The expression in infix, over the kernel's size names ("N * world"), for messages.
+std::string to_string(const Expr& e, std::span<const std::string> size_names);
+
+// Element types of parameters, by the names the language uses.
+enum class DType : std::uint8_t { f32, f16, bf16, i32, i64, u32, u64, boolean };
+const char* name(DType t);
+int byte_size(DType t);
+
+struct Param {
+  std::string name;
+  bool tensor = false;
+  DType dtype = DType::f32;  // a tensor's element type, or the scalar's type
+  bool symmetric = false;    // tensors: must live on the symmetric heap
+  std::vector<Expr> dims;    // tensors: one extent per dimension (no sms)
+};
+
+// One kernel argument, in order. `hidden` kinds have room here (TMA descriptors, a trace
+// buffer) without another change of the packing code.
+enum class ArgKind : std::uint8_t { context, param, size, sms };
+struct Arg {
+  ArgKind kind = ArgKind::param;
+  int index = -1;  // param: into params; size: into sizes
+  int bytes = 8;   // the size passed (context: its struct size, checked by the launcher)
+};
+
+struct Role {
+  std::string name;
+  Expr programs;  // over sms, world and constants; >= 1
+};
+
+struct Kernel {
+  std::string name;
+  std::string symbol;  // the function in the code object
+  int threads = 256;
+  int min_blocks_per_sm = 0;
+  std::int64_t dynamic_shared_bytes = 0;
+  Expr grid;                 // programs when roles is empty
+  std::vector<Role> roles;   // else the grid is the sum of their program counts
+  std::vector<std::pair<std::string, std::int64_t>> constants;  // as bound at compile time
+  std::vector<std::string> sizes;  // size symbols, bound from tensor extents at launch
+  std::vector<Param> params;
+  std::vector<Arg> args;
+};
+
+struct Module {
+  std::vector<Kernel> kernels;
+};
+
+// JSON text (what --emit=metadata prints and the code object embeds).
+// indent >= 0 pretty-prints with that many spaces per level.
+std::string write(const Module& module, int indent = -1);
+// Parses and validates a contract; throws Error saying what is wrong.
+Module read(std::string_view json);
+
+}  // namespace irisc::contract

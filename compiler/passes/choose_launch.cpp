@@ -1,0 +1,87 @@
+// Launch decisions (see choose_launch.hpp).
+#include "compiler/passes/choose_launch.hpp"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "compiler/tir/visit.hpp"
+
+namespace irisc {
+namespace {
+
+using namespace tir;
+
+constexpr int kMaxThreads = 256;
+constexpr std::int64_t kProgramsPerSm = 8;
+
+ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r) {
+  auto out = std::make_shared<Value>();
+  out->kind = kind;
+  out->type = Type::scalar(ScalarType::int_);
+  out->int_value = v;
+  out->range = r;
+  return out;
+}
+
+void decide(Kernel& k) {
+  std::set<std::int64_t> sizes;
+  std::set<std::pair<std::int64_t, std::int64_t>> sizes2;
+  auto note_type = [&](const Type& t) {
+    if (t.is_tile() && t.rows) sizes2.insert({t.rows, t.size});
+    else if (t.is_tile()) sizes.insert(t.size);
+  };
+  auto note_view = [&](const View& v) {
+    if (v.rows && v.size) sizes2.insert({v.rows, v.size});
+    else if (v.size && v.slice_dim < 0) sizes.insert(v.size);
+  };
+  bool tile_atomics = false, loops = false;
+  walk(
+      k.body,
+      [&](const Stmt& s) {
+        if (s.kind == StmtKind::ForBlocks) sizes.insert(s.step);
+        loops = loops || s.kind == StmtKind::ForBlocks || s.kind == StmtKind::ForTiles;
+        note_view(s.view);
+      },
+      [&](const Value& v) {
+        note_type(v.type);
+        note_view(v.view);
+        tile_atomics = tile_atomics || (v.kind == ValueKind::Atomic && v.type.is_tile());
+      });
+  for (const Var& v : k.vars) note_type(v.type);
+
+  int threads = kMaxThreads;
+  for (std::int64_t s : sizes) threads = static_cast<int>(std::min<std::int64_t>(threads, s));
+  k.block_threads = threads;
+  k.layouts.clear();
+  for (std::int64_t s : sizes) {
+    const int vec = tile_atomics ? 1 : static_cast<int>(std::min<std::int64_t>(4, std::max<std::int64_t>(1, s / threads)));
+    k.layouts.push_back({0, s, vec});
+  }
+  for (auto [r, c] : sizes2) k.layouts.push_back({r, c, 1});
+  if (k.roles.empty()) {
+    if (loops) {
+      auto grid = std::make_shared<Value>();
+      grid->kind = ValueKind::Binary;
+      grid->type = Type::scalar(ScalarType::int_);
+      grid->binop = BinOp::mul;
+      grid->range = k.range;
+      auto sms = int_value(ValueKind::BuiltinRef, 0, k.range);
+      sms->builtin = Builtin::sms;
+      grid->operands = {sms, int_value(ValueKind::Const, kProgramsPerSm, k.range)};
+      k.grid = grid;
+    } else {
+      k.grid = int_value(ValueKind::Const, 1, k.range);
+    }
+  }
+  k.layouts_chosen = true;
+}
+
+}  // namespace
+
+int choose_launch(Module& module) {
+  for (Kernel& k : module.kernels) decide(k);
+  return static_cast<int>(module.kernels.size());
+}
+
+}  // namespace irisc

@@ -1,0 +1,284 @@
+// The TIR verifier (see verify.hpp).
+#include "compiler/tir/verify.hpp"
+
+#include <algorithm>
+#include <cstddef>
+
+#include "compiler/tir/visit.hpp"
+
+namespace irisc::tir {
+namespace {
+
+struct Arity {
+  int min, max;
+};
+
+Arity arity(ValueKind k) {
+  switch (k) {
+#define IRIS_TIR_VALUE(Kind, MinOperands, MaxOperands) \
+  case ValueKind::Kind: return {MinOperands, MaxOperands};
+#include "compiler/tir/value_kinds.def"
+  }
+  return {0, 0};
+}
+
+bool is_int_scalar(const Value& v) { return v.type.is_scalar() && is_integer(v.type.elem); }
+
+class Verifier {
+ public:
+  explicit Verifier(const Kernel& k) : k_(k), defined_(k.vars.size(), false) {}
+
+  std::string run() {
+    for (const Param& p : k_.params) {
+      for (const ValuePtr& d : p.dims) {
+        if (!d) return "tensor '" + p.name + "' has a null extent";
+        launch_value(*d, /*sms_allowed=*/false, "the extent of '" + p.name + "'");
+      }
+      if (!p.is_tensor && !p.dims.empty()) fail("scalar '" + p.name + "' has extents");
+    }
+    if (k_.layouts_chosen && k_.roles.empty() != static_cast<bool>(k_.grid)) {
+      fail("a kernel has a grid exactly when it has no roles");
+    }
+    if (k_.grid) launch_value(*k_.grid, true, "the grid");
+    for (const Role& r : k_.roles) {
+      if (!r.programs) fail("role '" + r.name + "' has no program count");
+      else launch_value(*r.programs, true, "the program count of role '" + r.name + "'");
+    }
+    if (k_.layouts_chosen && (k_.block_threads < 1 || k_.block_threads > 1024)) {
+      fail("block of " + std::to_string(k_.block_threads) + " threads");
+    }
+    int roles_seen = 0;
+    body(k_.body, /*top=*/true, roles_seen);
+    if (roles_seen != static_cast<int>(k_.roles.size())) fail("role statements and Kernel::roles disagree");
+    return err_;
+  }
+
+ private:
+  void fail(const std::string& why) {
+    if (err_.empty()) err_ = why;
+  }
+  std::string at(const Value& v) const { return name(v.kind) + std::string(" ") + print(k_, v); }
+
+  bool valid_var(int v) const { return v >= 0 && v < static_cast<int>(k_.vars.size()); }
+
+  void define(int v, const char* what) {
+    if (!valid_var(v)) return fail(std::string(what) + " defines a bad variable");
+    if (defined_[static_cast<std::size_t>(v)]) {
+      return fail(std::string(what) + " defines %" + k_.vars[static_cast<std::size_t>(v)].name + " a second time");
+    }
+    defined_[static_cast<std::size_t>(v)] = true;
+    scope_.push_back(v);
+  }
+
+  // Values computed from what the launcher knows: constants, sizes, world (and sms for
+  // grids), with + - * / % min max.
+  void launch_value(const Value& v, bool sms_allowed, const std::string& what) {
+    walk(v, [&](const Value& x) {
+      const bool ok =
+          (x.kind == ValueKind::Const && is_integer(x.type.elem)) ||
+          (x.kind == ValueKind::SizeRef && x.size >= 0 && x.size < static_cast<int>(k_.size_symbols.size())) ||
+          (x.kind == ValueKind::BuiltinRef && (x.builtin == Builtin::world || (sms_allowed && x.builtin == Builtin::sms))) ||
+          (x.kind == ValueKind::Binary && x.operands.size() == 2 &&
+           (x.binop == BinOp::add || x.binop == BinOp::sub || x.binop == BinOp::mul || x.binop == BinOp::div ||
+            x.binop == BinOp::rem || x.binop == BinOp::min || x.binop == BinOp::max)) ||
+          (x.kind == ValueKind::Cast && x.operands.size() == 1);
+      if (!ok || !is_int_scalar(x)) fail(what + " holds " + at(x) + ", which is not known at launch");
+    });
+  }
+
+  void view(const View& w, const char* what) {
+    if (w.param < 0 || w.param >= static_cast<int>(k_.params.size()) ||
+        !k_.params[static_cast<std::size_t>(w.param)].is_tensor) {
+      return fail(std::string(what) + " has a view of no tensor");
+    }
+    if (!w.offset) return fail(std::string(what) + " has a view without an offset");
+    if (w.size && w.slice_dim != 0 && !w.extent) fail(std::string(what) + " has a tile view without an extent");
+    if (w.rows && (!w.row_extent || !w.ld)) fail(std::string(what) + " has a 2-D view without row bounds");
+    if (w.slice_dim >= 0 && (!w.full || !w.ld)) fail(std::string(what) + " has a panel without its full extent");
+    for_each_child(w, [&](const ValuePtr& c) {
+      if (!is_int_scalar(*c)) fail(std::string(what) + " has a view bound that is not an integer: " + at(*c));
+    });
+  }
+
+  void value(const Value& v) {
+    const Arity a = arity(v.kind);
+    const int n = static_cast<int>(v.operands.size());
+    if (n < a.min || n > a.max) {
+      return fail(at(v) + " has " + std::to_string(n) + " operand(s)");
+    }
+    for (const ValuePtr& o : v.operands) {
+      if (!o) return fail(at(v) + " has a null operand");
+    }
+    auto op = [&](int i) -> const Value& { return *v.operands[static_cast<std::size_t>(i)]; };
+    switch (v.kind) {
+      case ValueKind::Const:
+      case ValueKind::BuiltinRef:
+        if (!v.type.is_scalar()) fail(at(v) + " is not a scalar");
+        break;
+      case ValueKind::ParamRef:
+        if (v.param < 0 || v.param >= static_cast<int>(k_.params.size()) ||
+            k_.params[static_cast<std::size_t>(v.param)].is_tensor) {
+          fail(at(v) + " names no scalar parameter");
+        }
+        break;
+      case ValueKind::SizeRef:
+        if (v.size < 0 || v.size >= static_cast<int>(k_.size_symbols.size())) fail("a size reference names no size");
+        break;
+      case ValueKind::VarRef:
+        if (!valid_var(v.var)) return fail("a reference to a bad variable");
+        if (!defined_[static_cast<std::size_t>(v.var)]) {
+          fail("%" + k_.vars[static_cast<std::size_t>(v.var)].name + " is used where no definition is in scope");
+        }
+        if (!(v.type == k_.vars[static_cast<std::size_t>(v.var)].type)) fail(at(v) + " disagrees with its variable's type");
+        break;
+      case ValueKind::RangeStart:
+      case ValueKind::RangeExtent:
+      case ValueKind::Iota:
+        if (op(0).type.kind != TypeKind::Range) fail(at(v) + " takes a range");
+        break;
+      case ValueKind::Unary:
+      case ValueKind::Cast:
+        if (v.type.is_tile() != op(0).type.is_tile()) fail(at(v) + " changes the shape of its operand");
+        break;
+      case ValueKind::Binary:
+        for (int i = 0; i < 2; ++i) {
+          if (op(i).type.is_tile() && !(op(i).type.size == v.type.size && op(i).type.rows == v.type.rows)) {
+            fail(at(v) + " has an operand of another shape");
+          }
+        }
+        if (v.type.is_tile() && !op(0).type.is_tile() && !op(1).type.is_tile()) fail(at(v) + " makes a tile of scalars");
+        break;
+      case ValueKind::Load:
+        view(v.view, "a load");
+        if (n == 1 && (!v.type.is_tile() || op(0).type.is_tile())) fail(at(v) + " has a masked value but is no tile load");
+        break;
+      case ValueKind::Fill:
+        if (!v.type.is_tile() || op(0).type.is_tile()) fail(at(v) + " does not fill a tile with a scalar");
+        break;
+      case ValueKind::Reduce:
+        if (v.type.is_tile() || !op(0).type.is_tile()) fail(at(v) + " does not reduce a tile to a scalar");
+        break;
+      case ValueKind::Atomic:
+        view(v.view, "an atomic");
+        for (const ValuePtr& o : v.operands) {
+          if (o->type.is_tile() && !v.type.is_tile()) fail(at(v) + " has a tile operand on one element");
+        }
+        break;
+      case ValueKind::Matmul:
+        view(v.view, "a matmul");
+        view(v.view_b, "a matmul");
+        if (v.view.slice_dim != 1 || v.view_b.slice_dim != 0 || !v.type.is_tile() || !v.type.rows) {
+          fail(at(v) + " is not panel x panel -> 2-D tile");
+        }
+        break;
+    }
+    if (v.rank && !is_int_scalar(*v.rank)) fail(at(v) + " has a rank that is not an integer");
+    if (k_.layouts_chosen && v.type.is_tile() && !k_.has_layout(v.type)) {
+      fail(at(v) + " has a tile shape with no layout");
+    }
+    for_each_child(v, [&](const ValuePtr& c) { value(*c); });
+  }
+
+  void body(const std::vector<StmtPtr>& stmts, bool top, int& roles_seen) {
+    const std::size_t mark = scope_.size();
+    for (const StmtPtr& sp : stmts) {
+      if (!err_.empty()) return;
+      stmt(*sp, top, roles_seen);
+    }
+    while (scope_.size() > mark) {
+      defined_[static_cast<std::size_t>(scope_.back())] = false;
+      scope_.pop_back();
+    }
+  }
+
+  void loop_body(const Stmt& s, std::initializer_list<int> vars, int& roles_seen) {
+    const std::size_t mark = scope_.size();
+    for (int v : vars) {
+      if (v >= 0) define(v, name(s.kind));
+    }
+    body(s.body, false, roles_seen);
+    while (scope_.size() > mark) {
+      defined_[static_cast<std::size_t>(scope_.back())] = false;
+      scope_.pop_back();
+    }
+  }
+
+  void stmt(const Stmt& s, bool top, int& roles_seen) {
+    const bool has_body = s.kind == StmtKind::ForBlocks || s.kind == StmtKind::ForTiles || s.kind == StmtKind::ForRanks ||
+                          s.kind == StmtKind::ForRange || s.kind == StmtKind::If || s.kind == StmtKind::Role;
+    if (!has_body && (!s.body.empty() || !s.else_body.empty())) fail(std::string(name(s.kind)) + " has a body");
+    for_each_value(s, [&](const ValuePtr& v) { value(*v); });
+    auto need = [&](const ValuePtr& v, const char* what) {
+      if (!v) fail(std::string(name(s.kind)) + " without " + what);
+    };
+    switch (s.kind) {
+      case StmtKind::Let:
+        need(s.value, "a value");
+        if (valid_var(s.var) && s.value &&
+            k_.vars[static_cast<std::size_t>(s.var)].type.kind != s.value->type.kind) {
+          fail("let %" + k_.vars[static_cast<std::size_t>(s.var)].name + " of another kind than its value");
+        }
+        define(s.var, "a let");
+        break;
+      case StmtKind::Assign:
+        need(s.value, "a value");
+        if (!valid_var(s.var) || !defined_[static_cast<std::size_t>(s.var)]) fail("assignment to a variable not in scope");
+        break;
+      case StmtKind::Store:
+        need(s.value, "a value");
+        view(s.view, "a store");
+        break;
+      case StmtKind::Signal:
+      case StmtKind::Wait:
+        need(s.value, "a value");
+        view(s.view, name(s.kind));
+        if (s.view.size || s.view.rows) fail(std::string(name(s.kind)) + " on more than one element");
+        break;
+      case StmtKind::Eval: need(s.value, "a value"); break;
+      case StmtKind::ForBlocks:
+        need(s.hi, "a bound");
+        if (s.step < 1) fail("blocks loop with step " + std::to_string(s.step));
+        loop_body(s, {s.var}, roles_seen);
+        break;
+      case StmtKind::ForTiles:
+        need(s.hi, "a row bound");
+        need(s.hi2, "a column bound");
+        if (s.step < 1 || s.step2 < 1) fail("tiles loop with an empty tile");
+        loop_body(s, {s.var, s.var2, s.var_t}, roles_seen);
+        break;
+      case StmtKind::ForRanks: loop_body(s, {s.var}, roles_seen); break;
+      case StmtKind::ForRange:
+        need(s.lo, "a lower bound");
+        need(s.hi, "an upper bound");
+        loop_body(s, {s.var}, roles_seen);
+        break;
+      case StmtKind::If:
+        need(s.value, "a condition");
+        body(s.body, false, roles_seen);
+        body(s.else_body, false, roles_seen);
+        break;
+      case StmtKind::Role:
+        if (!top) fail("a role below the top level");
+        if (s.role != roles_seen++) fail("role statements out of order");
+        body(s.body, false, roles_seen);
+        break;
+    }
+  }
+
+  const Kernel& k_;
+  std::vector<bool> defined_;
+  std::vector<int> scope_;
+  std::string err_;
+};
+
+}  // namespace
+
+std::string verify(const Module& module) {
+  for (const Kernel& k : module.kernels) {
+    std::string err = Verifier(k).run();
+    if (!err.empty()) return "kernel " + k.name + ": " + err;
+  }
+  return {};
+}
+
+}  // namespace irisc::tir
