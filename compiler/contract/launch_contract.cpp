@@ -314,34 +314,39 @@ EvalError eval(const Expr& e, const Bindings& b, std::int64_t* out) {
 }
 
 std::string to_string(const Expr& e, std::span<const std::string> size_names) {
-  std::vector<std::string> stack;
+  struct Part {
+    std::string text;
+    bool infix;  // needs parentheses as an operand of another infix operation
+  };
+  std::vector<Part> stack;
   for (const ExprOp& o : e.ops) {
     switch (o.op) {
-      case Op::constant: stack.push_back(std::to_string(o.value)); break;
+      case Op::constant: stack.push_back({std::to_string(o.value), false}); break;
       case Op::size:
-        stack.push_back(o.value >= 0 && o.value < static_cast<std::int64_t>(size_names.size())
-                            ? size_names[static_cast<std::size_t>(o.value)]
-                            : "?");
+        stack.push_back({o.value >= 0 && o.value < static_cast<std::int64_t>(size_names.size())
+                             ? size_names[static_cast<std::size_t>(o.value)]
+                             : "?",
+                         false});
         break;
-      case Op::world: stack.emplace_back("world"); break;
-      case Op::sms: stack.emplace_back("sms"); break;
+      case Op::world: stack.push_back({"world", false}); break;
+      case Op::sms: stack.push_back({"sms", false}); break;
       default: {
         if (stack.size() < 2) return "?";
-        std::string y = std::move(stack.back());
+        Part y = std::move(stack.back());
         stack.pop_back();
-        std::string x = std::move(stack.back());
+        Part x = std::move(stack.back());
         stack.pop_back();
-        static const char* sym[] = {"", "", "", "", " + ", " - ", " * ", " / ", " % "};
         if (o.op == Op::min || o.op == Op::max) {
-          stack.push_back(std::string(info(o.op).name) + "(" + x + ", " + y + ")");
+          stack.push_back({std::string(info(o.op).name) + "(" + x.text + ", " + y.text + ")", false});
         } else {
-          const std::string infix = x + sym[static_cast<int>(o.op)] + y;
-          stack.push_back(&o == &e.ops.back() ? infix : "(" + infix + ")");
+          static const char* sym[] = {"", "", "", "", " + ", " - ", " * ", " / ", " % "};
+          auto operand = [](const Part& p) { return p.infix ? "(" + p.text + ")" : p.text; };
+          stack.push_back({operand(x) + sym[static_cast<int>(o.op)] + operand(y), true});
         }
       }
     }
   }
-  return stack.size() == 1 ? stack[0] : "?";
+  return stack.size() == 1 ? stack[0].text : "?";
 }
 
 std::string write(const Module& module, int indent) {

@@ -115,7 +115,7 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
     finish(r, diags);
     return r;
   }
-  PipelineLog log = run_pipeline(tm, {options.dump_ir_after, options.time_passes});
+  PipelineLog log = run_pipeline(tm, {options.dump_ir_after, options.time_passes, options.only_pass});
   r.pass_dumps = log.dumps;
   r.pass_timing = log.timing;
   if (!log.verify_error.empty()) {
@@ -124,7 +124,8 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
     return r;
   }
   r.tir = tir::print(tm);
-  if (options.stop_after == Stage::tir) {
+  // One pass alone leaves the other decisions unmade: nothing to emit.
+  if (options.stop_after == Stage::tir || !options.only_pass.empty()) {
     finish(r, diags);
     return r;
   }

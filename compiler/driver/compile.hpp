@@ -28,6 +28,7 @@ struct CompileOptions {
   bool warnings_as_errors = false;
   std::string dump_ir_after;                    // pass name or "all"
   bool time_passes = false;
+  std::string only_pass;                        // run just this pass (stops after tir)
 };
 
 struct CompileResult {

@@ -31,16 +31,19 @@ int remove(std::vector<StmtPtr>& body, const std::vector<bool>& used) {
 int remove_dead_lets(Module& module) {
   int n = 0;
   for (Kernel& k : module.kernels) {
-    std::vector<bool> used(k.vars.size(), false);
-    walk(
-        k.body,
-        [&](const Stmt& s) {
-          if (s.kind == StmtKind::Assign) used[static_cast<std::size_t>(s.var)] = true;  // assigned lets stay (loop-carried)
-        },
-        [&](const Value& v) {
-          if (v.kind == ValueKind::VarRef) used[static_cast<std::size_t>(v.var)] = true;
-        });
-    n += remove(k.body, used);
+    // Until nothing changes: removing a let may leave the lets it read unread.
+    for (int removed = 1; removed > 0; n += removed) {
+      std::vector<bool> used(k.vars.size(), false);
+      walk(
+          k.body,
+          [&](const Stmt& s) {
+            if (s.kind == StmtKind::Assign) used[static_cast<std::size_t>(s.var)] = true;  // loop-carried lets stay
+          },
+          [&](const Value& v) {
+            if (v.kind == ValueKind::VarRef) used[static_cast<std::size_t>(v.var)] = true;
+          });
+      removed = remove(k.body, used);
+    }
   }
   return n;
 }

@@ -159,17 +159,18 @@ std::string print(const Module& module) {
     }
     if (k.grid) head += " grid " + p.value(*k.grid);
     p.out += head + " {\n";
+    std::string launch;
+    if (k.layouts_chosen) launch += ", threads " + std::to_string(k.block_threads);
+    if (k.min_blocks_per_sm) launch += ", blocks/sm " + std::to_string(k.min_blocks_per_sm);
+    if (k.dynamic_shared_bytes) launch += ", dynamic shared " + std::to_string(k.dynamic_shared_bytes);
     if (k.layouts_chosen) {
-      std::string launch = "launch threads " + std::to_string(k.block_threads);
-      if (k.min_blocks_per_sm) launch += ", blocks/sm " + std::to_string(k.min_blocks_per_sm);
-      if (k.dynamic_shared_bytes) launch += ", dynamic shared " + std::to_string(k.dynamic_shared_bytes);
       launch += ", layouts";
       for (const Layout& l : k.layouts) {
         launch += " " + (l.rows ? std::to_string(l.rows) + "x" + std::to_string(l.cols)
                                 : std::to_string(l.cols) + "/" + std::to_string(l.vec));
       }
-      p.line(1, launch);
     }
+    if (!launch.empty()) p.line(1, "launch" + launch.substr(1));
     p.stmts(k.body, 1);
     p.out += "}\n";
     out += p.out;

@@ -2,15 +2,13 @@
 // collectives and launches; and iris::run, which starts the ranks.
 #include "iris/context.hpp"
 
-#include <cuda.h>
-
 #include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 
-#include "backend/cuda/cuda_driver.hpp"
+#include "backend/backend.hpp"
 #include "bootstrap.hpp"
 #include "heap_allocator.hpp"
 #include "iris/error.hpp"
@@ -42,9 +40,8 @@ struct Context::Impl {
   int device = -1;
   std::string device_name;
   int sms = 0;
-  CUdevice cudev = 0;
-  CUcontext cuctx = nullptr;
-  CUstream stream = nullptr;
+  DriverContextHandle* driver_ctx = nullptr;  // the device's primary context, retained
+  Stream stream = nullptr;
   std::unique_ptr<SymmetricHeap> heap;
   std::unique_ptr<HeapAllocator> alloc;
   device::Context dctx{};
@@ -52,9 +49,8 @@ struct Context::Impl {
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];
 
   Impl(std::unique_ptr<Bootstrap> b, const Options& opt) : boot(std::move(b)) {
-    const auto& cu = cuda::driver();
-    int ndev = 0;
-    IRIS_CU(cuDeviceGetCount(&ndev));
+    auto& bk = backend::active();
+    const int ndev = bk.device_count();
     if (ndev == 0) throw NoDeviceError("no GPU found: the CUDA driver reports no device");
     const int local = boot->local_rank();
     if (local >= ndev && !opt.share_gpus) {
@@ -63,14 +59,11 @@ struct Context::Impl {
                   " GPU(s) present; allow sharing with Options::share_gpus, --share-gpus or IRIS_SHARE_GPUS=1");
     }
     device = local % ndev;
-    IRIS_CU(cuDeviceGet(&cudev, device));
-    char name[256] = {0};
-    IRIS_CU(cuDeviceGetName(name, sizeof name - 1, cudev));
-    device_name = name;
-    IRIS_CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cudev));
-    IRIS_CU(cuDevicePrimaryCtxRetain(&cuctx, cudev));
-    IRIS_CU(cuCtxSetCurrent(cuctx));
-    IRIS_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    device_name = bk.device_name(device);
+    sms = bk.device_attribute(device, backend::DeviceAttribute::multiprocessors);
+    driver_ctx = bk.retain_primary_context(device);
+    bk.set_current_context(driver_ctx);
+    stream = bk.stream_create();
 
     std::vector<int> devices(static_cast<std::size_t>(boot->world()));
     boot->allgather(&device, devices.data(), sizeof(int));
@@ -89,23 +82,26 @@ struct Context::Impl {
       random[i] = runtime.kernel("iris_random_" + dt);
     }
     boot->barrier();
-    (void)cu;
     log_info("rank ", boot->rank(), "/", boot->world(), " on GPU ", device, " (", device_name, ", ", sms,
              " SMs), bootstrap ", boot->name());
   }
 
   ~Impl() {
-    const auto& cu = cuda::driver();
-    // Peers may still read or write this heap: wait for everyone before freeing it.
+    auto& bk = backend::active();
+    // Peers may still read or write this heap: wait for everyone before freeing it
+    // (even when this stream reports an error).
     try {
-      cu.cuStreamSynchronize(stream);
+      bk.stream_synchronize(stream);
+    } catch (const std::exception&) {
+    }
+    try {
       boot->barrier();
     } catch (const std::exception&) {
     }
     runtime = Module();
     heap.reset();
-    if (stream) cu.cuStreamDestroy(stream);
-    if (cuctx) cu.cuDevicePrimaryCtxRelease(cudev);
+    if (stream) bk.stream_destroy(stream);
+    if (driver_ctx) bk.release_primary_context(device);
   }
 
   std::size_t offset_of(const void* p) const {
@@ -122,8 +118,8 @@ struct Context::Impl {
     const std::size_t cap = static_cast<std::size_t>(sms) * 8;
     if (blocks > cap) blocks = cap;
     if (blocks == 0) return;
-    IRIS_CU(cuLaunchKernel(k.handle(), static_cast<unsigned>(blocks), 1, 1, threads, 1, 1, 0, stream, args.data(),
-                           nullptr));
+    backend::active().launch(k.handle(), Dim3(static_cast<unsigned>(blocks)), Dim3(threads), 0, stream, args.data(),
+                             k.name());
   }
 };
 
@@ -226,12 +222,12 @@ void* Context::alloc_tensor(const Shape& shape, DType dtype, std::size_t* numel)
 }
 
 void Context::fill(void* ptr, DType dtype, std::size_t n, double value) {
-  const auto& cu = cuda::driver();
   const std::uint64_t bits = dtype_bits(dtype, value);
-  CUdeviceptr d = reinterpret_cast<CUdeviceptr>(ptr);
   switch (dtype_size(dtype)) {
-    case 2: cuda::check(cu.cuMemsetD16Async(d, static_cast<unsigned short>(bits), n, impl_->stream), "fill"); break;
-    case 4: cuda::check(cu.cuMemsetD32Async(d, static_cast<unsigned>(bits), n, impl_->stream), "fill"); break;
+    case 2:
+    case 4:
+      backend::active().memset_async(ptr, static_cast<std::uint32_t>(bits), dtype_size(dtype), n, impl_->stream);
+      break;
     default: {
       unsigned long long nn = n, b = bits;
       impl_->launch_simple(impl_->fill_u64, n, {const_cast<device::Context*>(&impl_->dctx), &ptr, &nn, &b});
@@ -262,18 +258,16 @@ void Context::fill_random(void* ptr, DType dtype, std::size_t n, int kind, std::
 }
 
 void Context::copy_to_host(void* host, const void* device, std::size_t bytes) {
-  IRIS_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(host), reinterpret_cast<CUdeviceptr>(device), bytes,
-                        impl_->stream));
+  backend::active().copy_async(host, device, bytes, impl_->stream);
   synchronize();
 }
 
 void Context::copy_from_host(void* device, const void* host, std::size_t bytes) {
-  IRIS_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(device), reinterpret_cast<CUdeviceptr>(host), bytes,
-                        impl_->stream));
+  backend::active().copy_async(device, host, bytes, impl_->stream);
   synchronize();
 }
 
-void Context::synchronize() { IRIS_CU(cuStreamSynchronize(impl_->stream)); }
+void Context::synchronize() { backend::active().stream_synchronize(impl_->stream); }
 
 void Context::barrier() {
   synchronize();
@@ -285,8 +279,8 @@ void Context::device_barrier(Stream stream) {
   void* flags = base + kBarrierFlagsOffset;
   void* epoch = base + kBarrierEpochOffset;
   void* args[] = {const_cast<device::Context*>(&impl_->dctx), &flags, &epoch};
-  IRIS_CU(cuLaunchKernel(impl_->barrier.handle(), 1, 1, 1, 32, 1, 1, 0, stream ? stream : impl_->stream, args,
-                         nullptr));
+  backend::active().launch(impl_->barrier.handle(), Dim3(1), Dim3(32), 0, stream ? stream : impl_->stream, args,
+                           impl_->barrier.name());
 }
 
 void Context::broadcast_host(void* data, std::size_t bytes, int root) { impl_->boot->broadcast(data, bytes, root); }
@@ -304,8 +298,7 @@ void Context::broadcast(void* symmetric_ptr, std::size_t bytes, int root) {
   }
   barrier();
   if (rank() != root) {
-    IRIS_CU(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(symmetric_ptr),
-                          reinterpret_cast<CUdeviceptr>(translate(symmetric_ptr, root)), bytes, impl_->stream));
+    backend::active().copy_async(symmetric_ptr, translate(symmetric_ptr, root), bytes, impl_->stream);
   }
   barrier();
 }
@@ -350,22 +343,16 @@ void Context::launch_raw(const Kernel& kernel, const LaunchConfig& cfg, void** a
       cfg.block.z == 0) {
     throw Error("launch of '" + kernel.name() + "' with an empty grid or block");
   }
-  if (cfg.shared_bytes > (48u << 10)) {
-    IRIS_CU(cuFuncSetAttribute(kernel.handle(), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               static_cast<int>(cfg.shared_bytes)));
-  }
-  cuda::check(cuda::driver().cuLaunchKernel(kernel.handle(), cfg.grid.x, cfg.grid.y, cfg.grid.z, cfg.block.x,
-                                            cfg.block.y, cfg.block.z, static_cast<unsigned>(cfg.shared_bytes),
-                                            cfg.stream ? cfg.stream : impl_->stream, args, nullptr),
-              "launch of kernel '" + kernel.name() + "'");
+  auto& bk = backend::active();
+  if (cfg.shared_bytes > (48u << 10)) bk.set_max_dynamic_shared_bytes(kernel.handle(), cfg.shared_bytes);
+  bk.launch(kernel.handle(), cfg.grid, cfg.block, cfg.shared_bytes, cfg.stream ? cfg.stream : impl_->stream, args,
+            kernel.name());
 }
 
 int device_count() {
   try {
-    int n = 0;
-    if (cuda::driver().cuDeviceGetCount(&n) != CUDA_SUCCESS) return 0;
-    return n;
-  } catch (const NoDeviceError&) {
+    return backend::active().device_count();
+  } catch (const Error&) {  // NoDeviceError, or the driver failing to count
     return 0;
   }
 }
@@ -373,7 +360,7 @@ int device_count() {
 int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
   if (launched_by_mpi()) {
-    cuda::driver();  // NoDeviceError before MPI starts
+    backend::active().require();  // NoDeviceError before MPI starts
     auto boot = make_mpi_bootstrap();
     set_log_rank(boot->rank(), boot->world());
     if (boot->world() > device::kMaxRanks) {
@@ -396,9 +383,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     return 0;  // a failing rank ends the whole job through MPI_Abort
   }
 
-  const auto& cu = cuda::driver();  // throws NoDeviceError: no driver / no device
-  int ndev = 0;
-  cuda::check(cu.cuDeviceGetCount(&ndev), "cuDeviceGetCount");
+  const int ndev = backend::active().device_count();  // throws NoDeviceError: no driver / no device
   const int world = options.ranks ? options.ranks : ndev;
   if (world > ndev && !options.share_gpus) {
     throw Error(std::to_string(world) + " ranks requested but only " + std::to_string(ndev) +

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "backend/cuda/cuda_driver.hpp"
+#include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
@@ -28,11 +28,9 @@ std::mutex& key_mutex(const std::string& key) {
 }  // namespace
 
 std::string jit_target_for(const Context& ctx) {
-  int major = 0, minor = 0;
-  CUdevice dev;
-  IRIS_CU(cuDeviceGet(&dev, ctx.device()));
-  IRIS_CU(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
-  IRIS_CU(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+  auto& bk = backend::active();
+  const int major = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_major);
+  const int minor = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_minor);
   if (major == 9 && minor == 0) return "sm_90a";
   if (major == 8) return "sm_80";
   throw Error("irisc has no target for this GPU (compute capability " + std::to_string(major) + "." +

@@ -1,10 +1,8 @@
 // Loading code objects and looking kernels up (see iris/module.hpp).
-#include <cuda.h>
-
 #include <cstring>
 #include <string_view>
 
-#include "backend/cuda/cuda_driver.hpp"
+#include "backend/backend.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
 #include "module_impl.hpp"
@@ -39,7 +37,7 @@ const char* code_object_format_name(CodeObjectFormat f) {
 }
 
 Module::Impl::~Impl() {
-  if (mod) cuda::driver().cuModuleUnload(mod);
+  if (handle) backend::active().module_unload(handle);
 }
 
 std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, const std::string& name) {
@@ -58,12 +56,12 @@ std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, 
     ptx.assign(reinterpret_cast<const char*>(code.data()), code.size());
     image = ptx.c_str();
   }
-  CUresult rc = cuda::driver().cuModuleLoadData(&impl->mod, image);
-  if (rc == CUDA_ERROR_NO_BINARY_FOR_GPU || rc == CUDA_ERROR_INVALID_PTX || rc == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
-    throw Error("cannot load " + name + " (" + code_object_format_name(format) + "): " + cuda::describe(rc) +
+  try {
+    impl->handle = backend::active().module_load(image, name);
+  } catch (const backend::IncompatibleCodeError& e) {
+    throw Error("cannot load " + name + " (" + code_object_format_name(format) + "): " + e.what() +
                 "; was it built for this GPU's architecture?");
   }
-  cuda::check(rc, "cuModuleLoadData(" + name + ")");
   return impl;
 }
 
@@ -75,44 +73,26 @@ const std::string& Module::name() const {
 CodeObjectFormat Module::format() const { return impl_ ? impl_->format : CodeObjectFormat::unknown; }
 
 std::vector<std::string> Module::kernel_names() const {
-  std::vector<std::string> names;
-  const auto& cu = cuda::driver();
-  if (!impl_ || !cu.cuModuleGetFunctionCount || !cu.cuModuleEnumerateFunctions || !cu.cuFuncGetName) return names;
-  unsigned count = 0;
-  if (cu.cuModuleGetFunctionCount(&count, impl_->mod) != CUDA_SUCCESS) return names;
-  std::vector<CUfunction> fns(count);
-  if (count && cu.cuModuleEnumerateFunctions(fns.data(), count, impl_->mod) != CUDA_SUCCESS) return names;
-  for (CUfunction f : fns) {
-    const char* n = nullptr;
-    if (cu.cuFuncGetName(&n, f) == CUDA_SUCCESS && n) names.emplace_back(n);
-  }
-  return names;
+  if (!impl_) return {};
+  return backend::active().module_function_names(impl_->handle);
 }
 
 Kernel Module::kernel(const std::string& name) const {
   if (!impl_) throw Error("kernel lookup of '" + name + "' in an empty Module");
-  const auto& cu = cuda::driver();
-  CUfunction fn = nullptr;
-  CUresult rc = cu.cuModuleGetFunction(&fn, impl_->mod, name.c_str());
-  if (rc == CUDA_ERROR_NOT_FOUND) {
+  auto& bk = backend::active();
+  FunctionHandle* fn = bk.module_function(impl_->handle, name);
+  if (!fn) {
     std::string have;
     for (const auto& n : kernel_names()) have += (have.empty() ? "" : ", ") + n;
     throw Error("kernel '" + name + "' not found in " + impl_->name +
                 (have.empty() ? std::string() : "; it has: " + have) +
                 " (declare kernels extern \"C\" to look them up by their plain name)");
   }
-  cuda::check(rc, "cuModuleGetFunction(" + name + ")");
   Kernel k;
   k.fn_ = fn;
   k.owner_ = impl_;
   k.name_ = name;
-  if (cu.cuFuncGetParamInfo) {
-    for (size_t i = 0;; ++i) {
-      size_t offset = 0, size = 0;
-      if (cu.cuFuncGetParamInfo(fn, i, &offset, &size) != CUDA_SUCCESS) break;
-      k.param_sizes_.push_back(size);
-    }
-  }
+  k.param_sizes_ = bk.function_param_sizes(fn);
   return k;
 }
 

@@ -1,7 +1,5 @@
-// Module::Impl: the loaded CUmodule (one per rank context), shared by Module copies.
+// Module::Impl: the loaded module (one per rank context), shared by Module copies.
 #pragma once
-
-#include <cuda.h>
 
 #include <memory>
 #include <span>
@@ -11,10 +9,16 @@
 
 namespace iris {
 
+struct ModuleHandle;
+
 struct Module::Impl {
-  CUmodule mod = nullptr;
+  ModuleHandle* handle = nullptr;  // the backend's module (see backend/backend.hpp)
   std::string name;
   CodeObjectFormat format = CodeObjectFormat::unknown;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
   ~Impl();
 };
 

@@ -5,14 +5,12 @@
 // fails.
 #include "iris/program.hpp"
 
-#include <cuda.h>
-
 #include <array>
 #include <climits>
 #include <cstdint>
 #include <cstring>
 
-#include "backend/cuda/cuda_driver.hpp"
+#include "backend/backend.hpp"
 #include "iris/error.hpp"
 #include "module_impl.hpp"
 
@@ -25,7 +23,7 @@ namespace contract = irisc::contract;
 constexpr std::size_t kMaxArgs = 160;
 constexpr std::size_t kMaxSizes = 64;
 
-std::string shape_text(const Shape& shape) {
+std::string shape_text(std::span<const std::int64_t> shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
@@ -64,23 +62,21 @@ Arg Arg::device_buffer(void* ptr, DType dtype, Shape shape) {
   a.tensor_ = true;
   a.dtype_ = dtype;
   a.ptr_ = ptr;
-  a.shape_ = std::move(shape);
+  a.set_shape(shape);
   a.on_heap_ = false;
   return a;
 }
 
 Program::Program(Context& ctx, std::span<const std::byte> code, const std::string& name) : ctx_(&ctx) {
   module_ = ctx.load_module(code, name);
-  CUdeviceptr dptr = 0;
-  size_t bytes = 0;
-  const CUresult rc = cuda::driver().cuModuleGetGlobal(&dptr, &bytes, module_.impl_->mod, "iris_metadata");
-  if (rc == CUDA_ERROR_NOT_FOUND) {
+  backend::Backend& bk = backend::active();
+  const std::optional<backend::ModuleGlobal> g = bk.module_global(module_.impl_->handle, "iris_metadata");
+  if (!g) {
     throw Error(name + " has no irisc metadata (iris_metadata): was it compiled by irisc? Load plain CUDA modules "
                 "with Context::load_module");
   }
-  cuda::check(rc, "cuModuleGetGlobal(iris_metadata)");
-  std::string json(bytes, '\0');
-  IRIS_CU(cuMemcpyDtoH(json.data(), dptr, bytes));
+  std::string json(g->bytes, '\0');
+  bk.copy_to_host(json.data(), g->ptr, g->bytes);
   while (!json.empty() && json.back() == '\0') json.pop_back();
   try {
     kernels_ = contract::read(json).kernels;
@@ -206,6 +202,10 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
     if (p.symmetric && !(arg.on_heap() && ctx_->in_heap(arg.ptr()))) {
       throw Error(prm(i) + " must be a symmetric tensor (allocated on the heap with ctx.empty/zeros/...), but this "
                            "buffer is not on the symmetric heap");
+    }
+    if (arg.rank() > Arg::kMaxDims) {
+      throw Error(prm(i) + ": the tensor passed has " + std::to_string(arg.rank()) + " dimensions; launches take at most " +
+                  std::to_string(Arg::kMaxDims));
     }
     if (arg.shape().size() != p.dims.size()) {
       throw Error(prm(i) + " has " + std::to_string(p.dims.size()) + " dimension(s) " + dims_text(k, p) +

@@ -1,9 +1,7 @@
 // The symmetric heap's memory: one device allocation per rank, mapped into every
 // rank's address space. Threads of one process share pointers directly (peer access
-// enabled); separate processes exchange CUDA IPC handles through the bootstrap.
+// enabled); separate processes exchange IPC handles (CUDA IPC) through the bootstrap.
 #pragma once
-
-#include <cuda.h>
 
 #include <cstddef>
 #include <vector>
@@ -15,7 +13,7 @@ class Bootstrap;
 class SymmetricHeap {
  public:
   // Collective. Allocates `bytes` on the current context's device, zeroes it, and maps
-  // every rank's heap. `devices` are the CUDA ordinals of all ranks.
+  // every rank's heap. `devices` are the device ordinals of all ranks.
   SymmetricHeap(Bootstrap& boot, std::size_t bytes, const std::vector<int>& devices);
   ~SymmetricHeap();
   SymmetricHeap(const SymmetricHeap&) = delete;

@@ -1,54 +1,54 @@
-// EventTimer and Graph over the dlopen'd driver (see iris/timing.hpp).
+// EventTimer and Graph on the device backend (see iris/timing.hpp).
 #include "iris/timing.hpp"
 
-#include <cuda.h>
-
-#include "backend/cuda/cuda_driver.hpp"
+#include "backend/backend.hpp"
 
 namespace iris {
 
 EventTimer::EventTimer(Stream stream) : stream_(stream) {
-  IRIS_CU(cuEventCreate(&begin_, CU_EVENT_DEFAULT));
-  IRIS_CU(cuEventCreate(&end_, CU_EVENT_DEFAULT));
+  auto& bk = backend::active();
+  begin_ = bk.event_create();
+  end_ = bk.event_create();
 }
 
 EventTimer::~EventTimer() {
-  const auto& cu = cuda::driver();
-  if (begin_) cu.cuEventDestroy(begin_);
-  if (end_) cu.cuEventDestroy(end_);
+  auto& bk = backend::active();
+  if (begin_) bk.event_destroy(begin_);
+  if (end_) bk.event_destroy(end_);
 }
 
-void EventTimer::start() { IRIS_CU(cuEventRecord(begin_, stream_)); }
+void EventTimer::start() { backend::active().event_record(begin_, stream_); }
 
 float EventTimer::stop() {
-  IRIS_CU(cuEventRecord(end_, stream_));
-  IRIS_CU(cuEventSynchronize(end_));
-  float ms = 0;
-  IRIS_CU(cuEventElapsedTime(&ms, begin_, end_));
-  return ms;
+  auto& bk = backend::active();
+  bk.event_record(end_, stream_);
+  bk.event_synchronize(end_);
+  return bk.event_elapsed_ms(begin_, end_);
 }
 
 Graph::Graph(Stream stream, const std::function<void()>& enqueue) {
-  IRIS_CU(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+  auto& bk = backend::active();
+  bk.capture_begin(stream);
   try {
     enqueue();
   } catch (...) {
-    CUgraph g = nullptr;
-    cuda::driver().cuStreamEndCapture(stream, &g);
-    if (g) cuda::driver().cuGraphDestroy(g);
+    bk.capture_abort(stream);
     throw;
   }
-  CUgraph graph = nullptr;
-  IRIS_CU(cuStreamEndCapture(stream, &graph));
-  CUresult rc = cuda::driver().cuGraphInstantiate(&exec_, graph, 0);
-  cuda::driver().cuGraphDestroy(graph);
-  cuda::check(rc, "cuGraphInstantiate");
+  GraphHandle* graph = bk.capture_end(stream);
+  try {
+    exec_ = bk.graph_instantiate(graph);
+  } catch (...) {
+    bk.graph_destroy(graph);
+    throw;
+  }
+  bk.graph_destroy(graph);
 }
 
 Graph::~Graph() {
-  if (exec_) cuda::driver().cuGraphExecDestroy(exec_);
+  if (exec_) backend::active().graph_exec_destroy(exec_);
 }
 
-void Graph::launch(Stream stream) { IRIS_CU(cuGraphLaunch(exec_, stream)); }
+void Graph::launch(Stream stream) { backend::active().graph_launch(exec_, stream); }
 
 }  // namespace iris

@@ -1,5 +1,8 @@
 // irisc file tests (conventions: tests/golden/README.md).
-//   Golden/GoldenTest         tokens|ast|tir|cuda/<name>.iris vs <name>.iris.<phase>
+//   Golden/GoldenTest         tokens|ast|tir|cuda/<name>.iris vs <name>.iris.<phase>;
+//                             passes/<name>.iris (ARGS: --run-pass=P) vs <name>.iris.passes:
+//                             the TIR after pass P alone, run on sema's output
+//   GoldenFiles.EveryPassHasAFileTest  every pass of the pipeline has a passes/ test
 //   Diagnostics/FailTest      diagnostics/fail_*.iris vs its CHECK:STDERR lines (id + line)
 //   DiagnosticCoverage        every id in diagnostic_kinds.def has a fail_ test or an exemption
 //   Samples/SampleCubin       samples/ and dsl/ *.iris -> cubin for sm_90a and sm_80 (NVRTC)
@@ -11,6 +14,8 @@
 // IRIS_GOLDEN_UPDATE=1 makes Golden/GoldenTest rewrite the golden files instead of
 // comparing (tools/scripts/autoupdate_goldens.sh).
 #include "golden_support.hpp"
+
+#include "compiler/passes/pipeline.hpp"
 
 using namespace golden;
 
@@ -28,7 +33,7 @@ const Exemption kExempt[] = {
      "only a compiler bug produces it: generated CUDA that NVRTC rejects, or a TIR verifier failure"},
 };
 
-const char* const kPhases[] = {"tokens", "ast", "tir", "cuda"};
+const char* const kPhases[] = {"tokens", "ast", "tir", "cuda", "passes"};
 
 
 struct GoldenCase {
@@ -52,7 +57,7 @@ std::string golden_case_name(const testing::TestParamInfo<GoldenCase>& info) {
 const std::string& output_of(const irisc::CompileResult& r, const std::string& phase) {
   if (phase == "tokens") return r.tokens;
   if (phase == "ast") return r.ast;
-  if (phase == "tir") return r.tir;
+  if (phase == "tir" || phase == "passes") return r.tir;
   return r.cuda;
 }
 
@@ -68,7 +73,13 @@ TEST_P(GoldenTest, MatchesGolden) {
   ASSERT_TRUE(apply_args(d.args, o, &emit_given, &err)) << err;
   ASSERT_FALSE(emit_given) << "the folder (" << c.phase << "/) names the phase; drop --emit from ARGS";
   ASSERT_TRUE(d.xfail.empty()) << "XFAIL is for fail_ tests only";
-  ASSERT_TRUE(stage_of(c.phase, &o.stop_after));
+  if (c.phase == "passes") {
+    ASSERT_FALSE(o.only_pass.empty()) << "a passes/ test names its pass: // ARGS: --run-pass=NAME";
+    o.stop_after = irisc::Stage::tir;
+  } else {
+    ASSERT_TRUE(o.only_pass.empty()) << "--run-pass belongs in passes/ tests";
+    ASSERT_TRUE(stage_of(c.phase, &o.stop_after));
+  }
   const irisc::SourceBuffer src(display_name(c.input), text);
   irisc::CompileResult r;
   ASSERT_TRUE(compile_no_throw(src, o, &r));
@@ -115,6 +126,19 @@ TEST(GoldenFiles, EveryGoldenHasAnInputAndEveryInputAGolden) {
                       << ")";
       }
     }
+  }
+}
+
+TEST(GoldenFiles, EveryPassHasAFileTest) {
+  std::set<std::string> tested;
+  for (const fs::path& p : iris_files(kGoldenDir / "passes", false)) {
+    irisc::CompileOptions o;
+    std::string err;
+    if (apply_args(read_directives(read_file(p)).args, o, nullptr, &err)) tested.insert(o.only_pass);
+  }
+  for (const std::string& pass : irisc::pass_names()) {
+    EXPECT_TRUE(tested.count(pass)) << "pass '" << pass << "' has no test in tests/golden/passes/ (ARGS: --run-pass="
+                                    << pass << ")";
   }
 }
 

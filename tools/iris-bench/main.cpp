@@ -7,6 +7,7 @@
 
 #include "iris/iris.hpp"
 #include "compile.hpp"
+#include "launch.hpp"
 #include "p2p.hpp"
 
 namespace {
@@ -17,6 +18,9 @@ void usage() {
       "commands:\n"
       "  compile time irisc: front end, CUDA emission, cold compile to cubin, JIT cache hit\n"
       "          (no GPU needed); options: --target T, --reps N, then .iris files\n"
+      "  launch  host time Program::launch adds over launch_raw with the same arguments\n"
+      "          (one rank); options: --iris FILE (default sample 07), --kernel NAME,\n"
+      "          --size N (every size symbol), --launches N per batch, --batches N\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
       "          remote atomic throughput and signal ping-pong latency, each next to\n"
       "          cudaMemcpyPeerAsync on the same buffers\n\n"
@@ -56,6 +60,34 @@ int main(int argc, char** argv) {
     }
     try {
       return iris::bench::run_compile(co);
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (cmd == "launch") {
+    iris::bench::LaunchBenchOptions lo;
+    try {
+      for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+          if (i + 1 >= argc) throw iris::Error(a + " needs a value");
+          return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+          usage();
+          return 0;
+        } else if (a == "--iris") lo.iris_file = value();
+        else if (a == "--kernel") lo.kernel = value();
+        else if (a == "--size") lo.size = std::max(1LL, std::atoll(value().c_str()));
+        else if (a == "--launches") lo.launches = std::max(1, std::atoi(value().c_str()));
+        else if (a == "--batches") lo.batches = std::max(1, std::atoi(value().c_str()));
+        else throw iris::Error("unknown option '" + a + "' (see --help)");
+      }
+      return iris::bench::run_launch(lo);
+    } catch (const iris::NoDeviceError& e) {
+      std::fprintf(stderr, "iris-bench: %s; nothing to measure\n", e.what());
+      return 77;
     } catch (const iris::Error& e) {
       std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
       return 1;

@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   CLI::App app{"irisc: compiles .iris tile kernels (compute + communication over a symmetric heap) to GPU code",
                "irisc"};
   app.set_version_flag("--version", std::string("irisc ") + irisc::irisc_version());
-  std::string input, output, target = "sm_90a", emit = "cubin", dump_after, color = "auto";
+  std::string input, output, target = "sm_90a", emit = "cubin", dump_after, color = "auto", run_pass;
   std::vector<std::string> defines, includes;
   int opt = 3;
   bool werror = false, time_passes = false, line_info = false, list_diags = false;
@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   app.add_flag("--Werror,-W", werror, "treat warnings as errors");
   app.add_option("--dump-ir-after", dump_after, "print the TIR after this pass (or 'all')");
   app.add_flag("--time-passes", time_passes, "print the time each pass took");
+  app.add_option("--run-pass", run_pass,
+                 "run only this pass on the checked TIR and print the result (with --emit=tir; per-pass tests)");
   app.add_option("--color", color, "colour diagnostics: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_flag("--list-diagnostics", list_diags, "list every diagnostic id and exit");
@@ -75,15 +77,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "irisc: error: no input file (see --help)\n");
     return 2;
   }
-  if (!dump_after.empty() && dump_after != "all") {
+  for (const auto& [flag, pass, all_ok] : {std::tuple{"--dump-ir-after", dump_after, true}, {"--run-pass", run_pass, false}}) {
+    if (pass.empty() || (all_ok && pass == "all")) continue;
     const auto& names = irisc::pass_names();
-    if (std::find(names.begin(), names.end(), dump_after) == names.end()) {
+    if (std::find(names.begin(), names.end(), pass) == names.end()) {
       std::string all;
       for (const auto& n : names) all += " " + n;
-      std::fprintf(stderr, "irisc: error: --dump-ir-after: no pass named '%s' (passes:%s, or all)\n",
-                   dump_after.c_str(), all.c_str());
+      std::fprintf(stderr, "irisc: error: %s: no pass named '%s' (passes:%s%s)\n", flag, pass.c_str(), all.c_str(),
+                   all_ok ? ", or all" : "");
       return 2;
     }
+  }
+  if (!run_pass.empty() && emit != "tir") {
+    std::fprintf(stderr, "irisc: error: --run-pass runs one pass of the pipeline, so it goes with --emit=tir\n");
+    return 2;
   }
   irisc::CompileOptions o;
   o.target = target;
@@ -93,6 +100,7 @@ int main(int argc, char** argv) {
   o.warnings_as_errors = werror;
   o.dump_ir_after = dump_after;
   o.time_passes = time_passes;
+  o.only_pass = run_pass;
   for (const std::string& d : defines) {
     std::string name;
     std::int64_t value = 0;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rewrites every golden file, tests/golden/{tokens,ast,tir,cuda}/<name>.iris.<phase>, from
+# Rewrites every golden file, tests/golden/{tokens,ast,tir,cuda,passes}/<name>.iris.<phase>, from
 # the current compiler output, and deletes goldens whose <name>.iris is gone. Review the
 # result with `git diff tests/golden` before committing. fail_ tests are not touched:
 # their expectations are the CHECK:STDERR lines inside the .iris files.
@@ -16,7 +16,7 @@ cmake --build "$B" -j "${JOBS:-2}" --target irisc irisc_golden_tests
 # update mode: a golden is written only when it differs.
 IRIS_GOLDEN_UPDATE=1 "$B/tests/irisc_golden_tests" --gtest_filter='Golden/GoldenTest.*' --gtest_brief=1
 shopt -s nullglob
-for phase in tokens ast tir cuda; do
+for phase in tokens ast tir cuda passes; do
   for g in tests/golden/"$phase"/*.iris."$phase"; do
     if [ ! -f "${g%."$phase"}" ]; then
       rm -v "$g"

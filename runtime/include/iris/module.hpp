@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
-struct CUfunc_st;
-struct CUstream_st;
-
 namespace iris {
 
-using Stream = CUstream_st*;
+// Opaque handles of the device backend's objects. Each is the driver's own handle
+// (on CUDA, a Stream is a CUstream and a FunctionHandle* a CUfunction), so code that
+// calls the driver itself may reinterpret_cast between the two.
+struct StreamHandle;
+struct FunctionHandle;
+using Stream = StreamHandle*;
 
 enum class CodeObjectFormat { unknown, cubin, fatbin, ptx };
 
@@ -39,14 +41,14 @@ class Kernel {
  public:
   Kernel() = default;
   const std::string& name() const { return name_; }
-  CUfunc_st* handle() const { return fn_; }
+  FunctionHandle* handle() const { return fn_; }
   // Byte size of each parameter, when the driver can tell (CUDA 12.4+); else empty.
   const std::vector<std::size_t>& param_sizes() const { return param_sizes_; }
   explicit operator bool() const { return fn_ != nullptr; }
 
  private:
   friend class Module;
-  CUfunc_st* fn_ = nullptr;
+  FunctionHandle* fn_ = nullptr;
   std::shared_ptr<const void> owner_;  // keeps the module loaded while the kernel lives
   std::string name_;
   std::vector<std::size_t> param_sizes_;

@@ -5,6 +5,7 @@
 // roles, and the arguments are packed in the contract's order.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -25,7 +26,9 @@ class Arg {
  public:
   template <class T>
   Arg(const Tensor<T>& t)  // NOLINT: implicit, so launches read like calls
-      : tensor_(true), dtype_(dtype_of_v<T>), ptr_(t.data()), shape_(t.shape()), on_heap_(true) {}
+      : tensor_(true), dtype_(dtype_of_v<T>), ptr_(t.data()), on_heap_(true) {
+    set_shape(t.shape());
+  }
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
   Arg(T v)  // NOLINT
       : is_float_(std::is_floating_point_v<T>), f_(static_cast<double>(v)), i_(static_cast<std::int64_t>(v)) {}
@@ -39,7 +42,10 @@ class Arg {
   bool is_tensor() const { return tensor_; }
   DType dtype() const { return dtype_; }
   void* ptr() const { return ptr_; }
-  const Shape& shape() const { return shape_; }
+  // The extents (a launch rejects tensors of more than kMaxDims dimensions).
+  std::span<const std::int64_t> shape() const { return {dims_.data(), rank_ <= kMaxDims ? rank_ : 0}; }
+  std::size_t rank() const { return rank_; }
+  static constexpr std::size_t kMaxDims = 8;
   bool on_heap() const { return on_heap_; }
   bool is_float() const { return is_float_; }
   double float_value() const { return f_; }
@@ -50,7 +56,13 @@ class Arg {
   bool tensor_ = false;
   DType dtype_ = DType::f32;
   void* ptr_ = nullptr;
-  Shape shape_;
+  void set_shape(const Shape& shape) {
+    rank_ = shape.size();
+    for (std::size_t i = 0; i < shape.size() && i < kMaxDims; ++i) dims_[i] = shape[i];
+  }
+  // Inline, so building the argument list of a launch allocates nothing.
+  std::array<std::int64_t, kMaxDims> dims_{};
+  std::size_t rank_ = 0;
   bool on_heap_ = false;
   bool is_float_ = false;
   double f_ = 0;

@@ -1,15 +1,17 @@
-// Timing device work with CUDA events, and CUDA graphs of enqueued work (for
-// launch-overhead-free replay, e.g. of device barriers and RMA kernels).
+// Timing device work with events, and graphs of enqueued work (for launch-overhead-free
+// replay, e.g. of device barriers and RMA kernels), on the device backend (CUDA events
+// and graphs).
 #pragma once
 
 #include <functional>
 
 #include "iris/module.hpp"
 
-struct CUevent_st;
-struct CUgraphExec_st;
-
 namespace iris {
+
+// Opaque backend handles (CUevent and CUgraphExec on CUDA; see iris/module.hpp).
+struct EventHandle;
+struct GraphExecHandle;
 
 // Brackets work on one stream with two events.
 class EventTimer {
@@ -24,11 +26,11 @@ class EventTimer {
 
  private:
   Stream stream_;
-  CUevent_st* begin_ = nullptr;
-  CUevent_st* end_ = nullptr;
+  EventHandle* begin_ = nullptr;
+  EventHandle* end_ = nullptr;
 };
 
-// A captured, instantiated CUDA graph.
+// A captured, instantiated graph (a CUDA graph).
 class Graph {
  public:
   // Captures what `enqueue` puts on `stream` (nothing runs during capture).
@@ -39,7 +41,7 @@ class Graph {
   void launch(Stream stream);
 
  private:
-  CUgraphExec_st* exec_ = nullptr;
+  GraphExecHandle* exec_ = nullptr;
 };
 
 }  // namespace iris

@@ -1,0 +1,174 @@
+// The device backend: everything libiris asks of a GPU driver (devices, contexts,
+// memory, IPC, modules, launches, streams, events, graphs) behind one interface, in the
+// spirit of Halide's halide_device_interface_t. The runtime (context, module, symmetric
+// heap, timing, JIT) calls only this; the CUDA driver implementation lives in
+// backend/cuda/ and is the only code that includes <cuda.h>. HIP and host backends
+// implement the same class.
+//
+// Handles are opaque pointers to structs no one defines: each is the backend's own
+// handle (on CUDA, StreamHandle* is a CUstream, FunctionHandle* a CUfunction, ...), so
+// code that talks to the driver directly may reinterpret_cast between the two.
+//
+// Errors: a failing call throws iris::Error("<call> failed: <driver's description>");
+// iris::NoDeviceError when the backend cannot be used at all (no driver library, a
+// driver too old, no device). Calls that release something (unload, free, destroy,
+// close, release) never throw and ignore failures, as teardown must. Where the runtime
+// turns a particular outcome into its own message, the call reports it in its result
+// (documented per call) instead of throwing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "iris/error.hpp"
+#include "iris/module.hpp"
+
+namespace iris {
+
+// Public handles (declared in iris/module.hpp and iris/timing.hpp too).
+struct StreamHandle;
+struct FunctionHandle;
+struct EventHandle;
+struct GraphExecHandle;
+// Handles only the runtime sees.
+struct ModuleHandle;         // a loaded code object (CUmodule)
+struct DriverContextHandle;  // a device's (primary) context (CUcontext)
+struct GraphHandle;          // a captured, not yet instantiated graph (CUgraph)
+
+namespace backend {
+
+enum class DeviceAttribute { multiprocessors, compute_capability_major, compute_capability_minor };
+
+// An exported device allocation another process can open (CUipcMemHandle on CUDA).
+// Plain bytes, so bootstraps exchange it as they are.
+struct IpcMemHandle {
+  std::byte bytes[64];
+};
+
+// A __device__ variable of a module: its address and size.
+struct ModuleGlobal {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
+struct MemoryInfo {
+  std::size_t free = 0;
+  std::size_t total = 0;
+};
+
+// Thrown by module_load for a well-formed code object the device cannot run (no code
+// for its architecture, PTX the driver cannot compile). what() is the driver's
+// description; the runtime wraps it in a message that names the module.
+class IncompatibleCodeError : public Error {
+ public:
+  using Error::Error;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "cuda", "hip", "host".
+  virtual const char* name() const = 0;
+  // Loads and initializes the driver on first use; throws NoDeviceError (saying why)
+  // when the backend cannot be used. Every other call does the same implicitly.
+  virtual void require() = 0;
+
+  // --- devices (by ordinal, 0 .. device_count() - 1) -----------------------------------
+  virtual int device_count() = 0;
+  virtual std::string device_name(int device) = 0;
+  virtual int device_attribute(int device, DeviceAttribute attribute) = 0;
+  virtual bool can_access_peer(int device, int peer) = 0;
+  // Whether atomics from `device` on `peer`'s memory are native; false when unknown.
+  virtual bool peer_native_atomics(int device, int peer) = 0;
+
+  // --- contexts ---------------------------------------------------------------------------
+  // The device's primary context, retained (one release_primary_context per retain).
+  virtual DriverContextHandle* retain_primary_context(int device) = 0;
+  virtual void release_primary_context(int device) noexcept = 0;
+  // Makes `context` current on the calling thread: later calls act on its device.
+  virtual void set_current_context(DriverContextHandle* context) = 0;
+  // Lets the current context access `peer`'s memory; already enabled is not an error.
+  virtual void enable_peer_access(DriverContextHandle* peer) = 0;
+  // Waits for all work of the current context.
+  virtual void synchronize() = 0;
+
+  // --- device memory (current context; addresses are unified: host and device
+  // pointers may be passed where copies accept either) -----------------------------------
+  // nullptr when the device is out of memory (ask memory_info() why); throws otherwise.
+  virtual void* mem_alloc(std::size_t bytes) = 0;
+  virtual void mem_free(void* ptr) noexcept = 0;
+  // Free and total bytes of the current device; zeros when the driver cannot tell.
+  virtual MemoryInfo memory_info() = 0;
+  // Sets `bytes` bytes to `value`, synchronously.
+  virtual void memset(void* dst, unsigned char value, std::size_t bytes) = 0;
+  // Sets `count` elements of `element_bytes` (1, 2 or 4) to the low bits of `value`.
+  virtual void memset_async(void* dst, std::uint32_t value, std::size_t element_bytes, std::size_t count,
+                            StreamHandle* stream) = 0;
+  virtual void copy_to_host(void* host, const void* device, std::size_t bytes) = 0;    // synchronous
+  virtual void copy_from_host(void* device, const void* host, std::size_t bytes) = 0;  // synchronous
+  virtual void copy_device_async(void* dst, const void* src, std::size_t bytes, StreamHandle* stream) = 0;
+  // Any direction (host or device on either side), ordered on `stream`.
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, StreamHandle* stream) = 0;
+  virtual void copy_peer_async(void* dst, DriverContextHandle* dst_context, const void* src,
+                               DriverContextHandle* src_context, std::size_t bytes, StreamHandle* stream) = 0;
+
+  // --- IPC: sharing a mem_alloc'd block with other processes -----------------------------
+  virtual IpcMemHandle ipc_export(void* base) = 0;
+  // Maps a peer's exported block (peer access enabled lazily); close with ipc_close.
+  virtual void* ipc_open(const IpcMemHandle& handle) = 0;
+  virtual void ipc_close(void* ptr) noexcept = 0;
+
+  // --- modules and functions --------------------------------------------------------------
+  // Loads a code object from memory into the current context (PTX NUL-terminated).
+  // Throws IncompatibleCodeError when it is not for this device; `name` labels errors.
+  virtual ModuleHandle* module_load(const void* image, const std::string& name) = 0;
+  virtual void module_unload(ModuleHandle* module) noexcept = 0;
+  // nullptr when the module has no function of that name.
+  virtual FunctionHandle* module_function(ModuleHandle* module, const std::string& name) = 0;
+  // Names of the module's functions; empty when the driver cannot enumerate them.
+  virtual std::vector<std::string> module_function_names(ModuleHandle* module) = 0;
+  // A __device__ variable's address and size; std::nullopt when there is none so named.
+  virtual std::optional<ModuleGlobal> module_global(ModuleHandle* module, const std::string& name) = 0;
+  // Byte size of each parameter; empty when the driver cannot tell.
+  virtual std::vector<std::size_t> function_param_sizes(FunctionHandle* function) = 0;
+  // Allows launches with up to `bytes` of dynamic shared memory (beyond the default).
+  virtual void set_max_dynamic_shared_bytes(FunctionHandle* function, std::size_t bytes) = 0;
+  // Enqueues `function` with `args` (one pointer per parameter). A failure throws
+  // iris::Error("launch of kernel '<kernel_name>' failed: ...").
+  virtual void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes,
+                      StreamHandle* stream, void** args, std::string_view kernel_name) = 0;
+
+  // --- streams and events -------------------------------------------------------------------
+  virtual StreamHandle* stream_create() = 0;  // non-blocking with respect to the default stream
+  virtual void stream_destroy(StreamHandle* stream) noexcept = 0;
+  virtual void stream_synchronize(StreamHandle* stream) = 0;
+  virtual void stream_wait_event(StreamHandle* stream, EventHandle* event) = 0;
+  virtual EventHandle* event_create() = 0;  // with timing
+  virtual void event_destroy(EventHandle* event) noexcept = 0;
+  virtual void event_record(EventHandle* event, StreamHandle* stream) = 0;
+  virtual void event_synchronize(EventHandle* event) = 0;
+  virtual float event_elapsed_ms(EventHandle* begin, EventHandle* end) = 0;
+
+  // --- graphs: capture what is enqueued on a stream, replay it --------------------------------
+  // Capture is thread-local: other threads' work is not captured and does not break it.
+  virtual void capture_begin(StreamHandle* stream) = 0;
+  virtual GraphHandle* capture_end(StreamHandle* stream) = 0;
+  // Ends a capture after a failure, dropping what was captured.
+  virtual void capture_abort(StreamHandle* stream) noexcept = 0;
+  virtual GraphExecHandle* graph_instantiate(GraphHandle* graph) = 0;
+  virtual void graph_destroy(GraphHandle* graph) noexcept = 0;
+  virtual void graph_launch(GraphExecHandle* exec, StreamHandle* stream) = 0;
+  virtual void graph_exec_destroy(GraphExecHandle* exec) noexcept = 0;
+};
+
+// The backend libiris runs on (the CUDA driver; selected at build time once there are
+// several). Never throws: a missing driver shows up at the first call on it.
+Backend& active();
+
+}  // namespace backend
+}  // namespace iris

@@ -1,0 +1,94 @@
+// The TIR verifier (compiler/tir/verify.hpp): well-formed IR passes; IR broken the ways
+// a buggy pass would break it is reported with what is wrong.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/diagnostics/diagnostics.hpp"
+#include "compiler/lex/lexer.hpp"
+#include "compiler/parse/parser.hpp"
+#include "compiler/passes/choose_launch.hpp"
+#include "compiler/sema/sema.hpp"
+#include "compiler/tir/verify.hpp"
+#include "compiler/tir/visit.hpp"
+
+using namespace irisc;
+
+namespace {
+
+tir::Module checked(const char* text) {
+  static SourceBuffer* keep = nullptr;  // sema's ranges point into the source
+  keep = new SourceBuffer("v.iris", text);
+  Diagnostics diags(keep);
+  TokenBuffer toks = lex(*keep, diags);
+  ast::Module ast = parse(toks, diags);
+  tir::Module m = check(ast, SemaOptions{}, diags);
+  EXPECT_FALSE(diags.has_errors()) << diags.render(false);
+  return m;
+}
+
+const char* kSource = R"(
+kernel k(x: symmetric tensor<f32>[N]) {
+    let a = rank + 1;
+    for i in blocks(N, 256) {
+        store(x[i], load(x[i]) * 2.0, to: a % world);
+    }
+}
+)";
+
+void expect_error(const tir::Module& m, const std::string& needle) {
+  const std::string err = tir::verify(m);
+  EXPECT_NE(err.find(needle), std::string::npos) << "verify said: '" << err << "'";
+}
+
+}  // namespace
+
+TEST(TirVerify, WellFormedModulePasses) {
+  tir::Module m = checked(kSource);
+  EXPECT_EQ(tir::verify(m), "");
+  choose_launch(m);
+  EXPECT_EQ(tir::verify(m), "");
+}
+
+TEST(TirVerify, UseBeforeDefinition) {
+  tir::Module m = checked(kSource);
+  auto& body = m.kernels[0].body;
+  std::swap(body[0], body[1]);  // the loop now reads %a before its let
+  expect_error(m, "%a is used where no definition is in scope");
+}
+
+TEST(TirVerify, UseOutsideTheLoopThatDefinesIt) {
+  tir::Module m = checked(kSource);
+  auto& body = m.kernels[0].body;
+  // Move the store out of the blocks loop: %i is no longer defined there.
+  body.push_back(std::move(body[1]->body[0]));
+  body[1]->body.clear();
+  expect_error(m, "%i is used where no definition is in scope");
+}
+
+TEST(TirVerify, WrongOperandCount) {
+  tir::Module m = checked(kSource);
+  m.kernels[0].body[0]->value->operands.pop_back();  // rank + 1 loses an operand
+  expect_error(m, "has 1 operand(s)");
+}
+
+TEST(TirVerify, TileShapeWithoutLayout) {
+  tir::Module m = checked(kSource);
+  choose_launch(m);
+  m.kernels[0].layouts.clear();
+  expect_error(m, "no layout");
+}
+
+TEST(TirVerify, ExtentsHoldOnlyLaunchValues) {
+  tir::Module m = checked(kSource);
+  // An extent that reads a variable cannot be evaluated by a launcher.
+  m.kernels[0].params[0].dims[0] = m.kernels[0].body[0]->value;
+  expect_error(m, "not known at launch");
+}
+
+TEST(TirVerify, ViewWithoutTensor) {
+  tir::Module m = checked(kSource);
+  tir::Stmt& store = *m.kernels[0].body[1]->body[0];
+  store.view.param = 5;
+  expect_error(m, "a view of no tensor");
+}
