@@ -59,13 +59,11 @@ void finish(CompileResult& r, const Diagnostics& diags) {
   r.ok = !diags.has_errors();
 }
 
-SemaOptions sema_options(const CompileOptions& o) {
+SemaOptions sema_options(const CompileOptions& o, const Target& t) {
   SemaOptions s;
   s.defines = o.defines;
-  if (o.target == "sm_80") {
-    s.min_sms = 56;
-    s.max_sms = 132;
-  }
+  s.min_sms = t.min_sms;
+  s.max_sms = t.max_sms;
   return s;
 }
 
@@ -75,8 +73,9 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
   CompileResult r;
   Diagnostics diags(&source);
   diags.set_warnings_as_errors(options.warnings_as_errors);
-  if (options.target != "sm_90a" && options.target != "sm_90" && options.target != "sm_80") {
-    diags.emit_unlocated(DiagnosticKind::UnknownTarget, {options.target});
+  const Target* target = find_target(options.target);
+  if (!target) {
+    diags.emit_unlocated(DiagnosticKind::UnknownTarget, {options.target, target_names()});
     finish(r, diags);
     return r;
   }
@@ -110,7 +109,8 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
   for (const auto& [name, value] : options.defines) {
     if (!const_names.count(name)) diags.emit_unlocated(DiagnosticKind::UnknownDefine, {name});
   }
-  tir::Module tm = check(module, sema_options(options), diags);
+  tir::Module tm = check(module, sema_options(options, *target), diags);
+  tm.target = target;
   if (diags.has_errors()) {
     finish(r, diags);
     return r;
@@ -144,7 +144,7 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
     return r;
   }
   toolchain::CudaCompileOptions co;
-  co.arch = options.target;
+  co.arch = target->name;
   co.opt_level = options.opt_level;
   co.line_info = options.line_info;
   co.include_dirs = options.include_dirs;

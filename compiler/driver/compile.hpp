@@ -20,7 +20,7 @@ const char* stage_name(Stage s);
 
 struct CompileOptions {
   Stage stop_after = Stage::cubin;
-  std::string target = "sm_90a";       // sm_90a, sm_90, sm_80
+  std::string target = "sm_90a";       // a name from compiler/target/targets.def
   int opt_level = 3;                   // 0..3, passed to the CUDA toolchain
   bool line_info = false;
   std::map<std::string, std::int64_t> defines;  // -DNAME=VALUE

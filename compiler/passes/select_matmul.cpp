@@ -20,6 +20,7 @@ constexpr int kMmaBlocksPerSm = 2;
 
 int select_matmul(Module& module) {
   int count = 0;
+  const bool target_mma = (module.target ? *module.target : default_target()).mma_sync;
   for (Kernel& k : module.kernels) {
     // One static buffer per (shape, operand type).
     std::map<std::pair<std::pair<std::int64_t, std::int64_t>, ScalarType>, std::int64_t> buffers;
@@ -28,7 +29,7 @@ int select_matmul(Module& module) {
       if (v->kind != ValueKind::Matmul) return;
       const ScalarType t = k.params[static_cast<std::size_t>(v->view.param)].elem;
       const std::int64_t R = v->type.rows, C = v->type.size;
-      bool mma = (t == ScalarType::bf16 || t == ScalarType::f16) && k.block_threads == kMmaThreads && R % 32 == 0 &&
+      bool mma = target_mma && (t == ScalarType::bf16 || t == ScalarType::f16) && k.block_threads == kMmaThreads && R % 32 == 0 &&
                  C % 32 == 0;
       if (mma) {
         const auto key = std::make_pair(std::make_pair(R, C), t);

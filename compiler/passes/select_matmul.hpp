@@ -1,4 +1,4 @@
-// select_matmul: how each matmul is computed. Tensor cores (mma.sync m16n8k16,
+// select_matmul: how each matmul is computed. On targets with mma.sync, tensor cores (m16n8k16,
 // templates' tile_mma.hpp) for bf16/f16 operands on tiles whose rows and columns are
 // multiples of 32, with 256 threads, while the kernel's shared memory for them stays
 // within 40 KiB (each tile shape is one static buffer, sized by tile_shapes.hpp's

@@ -17,7 +17,8 @@ namespace irisc {
 struct SemaOptions {
   // -DNAME=VALUE: compile-time parameter overrides (any kernel that declares NAME).
   std::map<std::string, std::int64_t> defines;
-  // Range of multiprocessor counts of the target family, for "may get zero programs".
+  // Range of multiprocessor counts of the target family, for "may get zero programs"
+  // (the driver sets them from the Target).
   int min_sms = 78, max_sms = 160;
   int max_world = 8;
 };

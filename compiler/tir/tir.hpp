@@ -12,6 +12,7 @@
 
 #include "compiler/ast/ast.hpp"
 #include "compiler/source/source_buffer.hpp"
+#include "compiler/target/target.hpp"
 
 namespace irisc::tir {
 
@@ -208,6 +209,7 @@ struct Kernel {
 };
 
 struct Module {
+  const Target* target = nullptr;  // what the decision passes decide for (null: default)
   std::vector<Kernel> kernels;
 };
 

@@ -8,6 +8,7 @@
 
 #include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
+#include "compiler/target/target.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "jit_cache.hpp"
@@ -31,15 +32,14 @@ std::string jit_target_for(const Context& ctx) {
   auto& bk = backend::active();
   const int major = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_major);
   const int minor = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_minor);
-  if (major == 9 && minor == 0) return "sm_90a";
-  if (major == 8) return "sm_80";
+  if (const irisc::Target* t = irisc::target_for_compute_capability(major, minor)) return t->name;
   throw Error("irisc has no target for this GPU (compute capability " + std::to_string(major) + "." +
-              std::to_string(minor) + "); supported: sm_90a (Hopper), sm_80 (Ampere)");
+              std::to_string(minor) + "); supported: " + irisc::target_names());
 }
 
 JitResult jit_compile(std::string_view source, const std::string& name, const JitOptions& options) {
   JitResult out;
-  const std::string target = options.target.empty() ? "sm_90a" : options.target;
+  const std::string target = options.target.empty() ? irisc::default_target().name : options.target;
   std::string defines;
   for (const auto& [n, v] : options.defines) defines += n + "=" + std::to_string(v) + ";";
   const std::string key = cache_key({"irisc-cubin", irisc::compiler_fingerprint(), target, defines, name, source});

@@ -12,6 +12,7 @@
 
 #include "compiler/contract/launch_contract.hpp"
 #include "compiler/driver/compile.hpp"
+#include "compiler/target/target.hpp"
 #include "compiler/passes/pipeline.hpp"
 #include "emit_header.hpp"
 
@@ -35,8 +36,13 @@ int main(int argc, char** argv) {
   bool werror = false, time_passes = false, line_info = false, list_diags = false;
   app.add_option("input", input, "the .iris source file");
   app.add_option("-o", output, "output file (default: <input stem>.<ext>; '-' for stdout)");
-  app.add_option("--target", target, "GPU target: sm_90a (H100/H200), sm_90, sm_80 (A100)")
-      ->check(CLI::IsMember({"sm_90a", "sm_90", "sm_80"}));
+  std::vector<std::string> target_names;
+  std::string target_help = "GPU target:";
+  for (const irisc::Target& t : irisc::all_targets()) {
+    target_names.emplace_back(t.name);
+    target_help += std::string("\n  ") + t.name + ": " + t.gpus;
+  }
+  app.add_option("--target", target, target_help)->check(CLI::IsMember(target_names));
   app.add_option("--emit", emit, "what to produce")
       ->check(CLI::IsMember({"tokens", "ast", "tir", "cuda", "ptx", "cubin", "header", "metadata"}));
   app.add_option("-D", defines, "set a compile-time parameter: -DNAME=VALUE")->allow_extra_args(false);

@@ -1,0 +1,49 @@
+// The target table (see target.hpp).
+#include "compiler/target/target.hpp"
+
+namespace irisc {
+namespace {
+
+constexpr Target kTargets[] = {
+#define IRIS_TARGET(Id, V, T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, Gpus) \
+  {TargetId::Id, #Id, Vendor::V, ToolchainKind::T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, Gpus},
+#include "compiler/target/targets.def"
+};
+
+}  // namespace
+
+std::span<const Target> all_targets() { return kTargets; }
+
+const Target& target(TargetId id) { return kTargets[static_cast<int>(id)]; }
+
+const Target* find_target(std::string_view name) {
+  for (const Target& t : kTargets) {
+    if (name == t.name) return &t;
+  }
+  return nullptr;
+}
+
+const Target& default_target() { return target(TargetId::sm_90a); }
+
+std::string target_names() {
+  std::string s;
+  for (const Target& t : kTargets) s += (s.empty() ? "" : ", ") + std::string(t.name);
+  return s;
+}
+
+const Target* target_for_compute_capability(int major, int minor) {
+  // The newest NVIDIA target whose SM version the GPU runs: arch-specific (the "a"
+  // targets) only on exactly that version.
+  const Target* best = nullptr;
+  const int sm = major * 10 + minor;
+  for (const Target& t : kTargets) {
+    if (t.vendor != Vendor::nvidia) continue;
+    const bool arch_specific = std::string_view(t.name).ends_with("a");
+    // Cubins run on GPUs of their own major version only.
+    if (t.arch / 10 != major || (arch_specific ? t.arch != sm : t.arch > sm)) continue;
+    if (!best || t.arch > best->arch || (t.arch == best->arch && arch_specific)) best = &t;
+  }
+  return best;
+}
+
+}  // namespace irisc
