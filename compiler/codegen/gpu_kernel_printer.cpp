@@ -1,0 +1,515 @@
+// The GPU kernel printer (see gpu_kernel_printer.hpp).
+#include "compiler/codegen/gpu_kernel_printer.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "compiler/codegen/metadata.hpp"
+#include "compiler/tir/visit.hpp"
+
+namespace irisc {
+
+using namespace tir;
+
+namespace {
+
+std::string order_name(Order o) { return std::string("iris::device::Order::") + name(o); }
+
+// User names never meet generated ones (slot counters, ctx, CUDA built-ins, C++
+// keywords): parameters become p_<name>, size symbols s_<name>, kernels iris_k_<name>.
+std::string param_symbol(const std::string& n) { return "p_" + n; }
+std::string size_symbol(const std::string& n) { return "s_" + n; }
+
+std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
+
+// Loops over ranks run 1 to kMaxRanks times with a bound only known at launch, which
+// NVVM does not unroll by itself; unrolled, the accesses to different ranks issue back to
+// back (04_atomic_add: 93% -> 95-96% of the hand-written kernel on 4 x H200).
+constexpr const char* kRankLoopUnroll = "#pragma unroll 4";
+
+// Whether `v` depends on the world size (a loop bounded by it is a loop over ranks).
+bool mentions_world(const Value& v) {
+  return any_value(v, [](const Value& x) { return x.kind == ValueKind::BuiltinRef && x.builtin == Builtin::world; });
+}
+
+}  // namespace
+
+void GpuKernelPrinter::print() {
+  threads_ = k_.block_threads;
+  const contract::Kernel c = launch_contract(k_);
+  line(0, kernel_qualifiers() + " " + c.symbol + "(");
+  // The signature follows the contract's argument list, which the launcher packs.
+  std::string params;
+  for (const contract::Arg& a : c.args) {
+    params += params.empty() ? "    " : ",\n    ";
+    switch (a.kind) {
+      case contract::ArgKind::context: params += context_parameter(); break;
+      case contract::ArgKind::param: {
+        const Param& p = k_.params[static_cast<std::size_t>(a.index)];
+        params += p.is_tensor ? std::string(type_name(p.elem)) + "* " + restrict_qualifier() + " " + param_symbol(p.name)
+                              : std::string(type_name(p.elem)) + " " + param_symbol(p.name);
+        break;
+      }
+      case contract::ArgKind::size:
+        params += "iris_i64 " + size_symbol(k_.size_symbols[static_cast<std::size_t>(a.index)]);
+        break;
+      case contract::ArgKind::sms: params += "long long iris_sms"; break;
+    }
+  }
+  out_ += params + ") {\n";
+  line(1, "(void)iris_sms;");
+  for (const Layout& l : k_.layouts) {
+    if (l.rows) {
+      line(1, "using " + layout2d(l.rows, l.cols) + " = iris::device::tile::Layout2D<" + std::to_string(l.rows) + ", " +
+                  std::to_string(l.cols) + ", " + std::to_string(threads_) + ">;");
+    } else {
+      line(1, "using L" + std::to_string(l.cols) + " = iris::device::tile::Layout<" + std::to_string(l.cols) + ", " +
+                  std::to_string(threads_) + ", " + std::to_string(l.vec) + ">;");
+    }
+  }
+  line(1, shared_qualifier() + " unsigned long long iris_bcast;");
+  line(1, shared_qualifier() + " float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
+  line(1, shared_qualifier() + " long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
+  line(1, "(void)iris_bcast; (void)iris_scratch_f; (void)iris_scratch_i;");
+  // Outside roles `program` counts over the whole grid; each role block shadows both.
+  line(1, "const long long iris_program = " + block_index() + ", iris_programs = " + grid_blocks() + ";");
+  line(1, "(void)iris_program; (void)iris_programs;");
+  if (k_.roles.empty()) {
+    stmts(k_.body, 1);
+  } else {
+    // Lets before/between roles run in every program; each role owns a block range.
+    line(1, "long long iris_first = 0;");
+    for (const StmtPtr& s : k_.body) {
+      if (s->kind != StmtKind::Role) {
+        stmt(*s, 1);
+        continue;
+      }
+      const std::string n = "iris_n_" + std::to_string(s->role);
+      line(1, "const long long " + n + " = " + scalar(*k_.roles[static_cast<std::size_t>(s->role)].programs, 1) + ";");
+      line(1, "if ((long long)" + block_index() + " >= iris_first && (long long)" + block_index() + " < iris_first + " + n + ") {");
+      line(2, "const long long iris_program = " + block_index() + " - iris_first, iris_programs = " + n + ";");
+      line(2, "(void)iris_program; (void)iris_programs;");
+      stmts(s->body, 2);
+      line(1, "}");
+      line(1, "iris_first += " + n + ";");
+    }
+  }
+  line(0, "}");
+}
+
+std::string GpuKernelPrinter::var_name(int v) const {
+  return "v" + std::to_string(v) + "_" + k_.vars[static_cast<std::size_t>(v)].name; 
+}
+
+std::string GpuKernelPrinter::layout(std::int64_t size) const {
+  if (!k_.layout_of(Type::tile(ScalarType::f32, size))) internal_error("no layout for a tile of " + std::to_string(size));
+  return "L" + std::to_string(size);
+}
+
+std::string GpuKernelPrinter::layout2d(std::int64_t rows, std::int64_t cols) const {
+  if (!k_.layout_of(Type::tile2d(ScalarType::f32, rows, cols))) {
+    internal_error("no layout for a " + std::to_string(rows) + " x " + std::to_string(cols) + " tile");
+  }
+  return "L2_" + std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+void GpuKernelPrinter::internal_error(const std::string& what) {
+  throw std::logic_error("emit_cuda: " + what + " (choose_launch missed it)");
+}
+
+std::string GpuKernelPrinter::layout_of(const Type& t) const {
+  return t.rows ? layout2d(t.rows, t.size) : layout(t.size); 
+}
+
+// Pointer to the view's first element on `rank` (null: this rank).
+std::string GpuKernelPrinter::view_ptr(const View& v, const ValuePtr& rank, int depth) {
+  const std::string base = param_symbol(k_.params[static_cast<std::size_t>(v.param)].name);
+  const std::string off = scalar(*v.offset, depth);
+  if (!rank) return "(" + base + " + " + off + ")";
+  return "(iris::device::translate(ctx, " + base + ", (int)" + scalar(*rank, depth) + ") + " + off + ")";
+}
+
+std::string GpuKernelPrinter::rank_or_self(const ValuePtr& rank, int depth) {
+  return rank ? "(int)" + scalar(*rank, depth) : std::string("ctx.rank");
+}
+
+// A uniform scalar expression; may emit statements (reductions, thread-0 atomics).
+std::string GpuKernelPrinter::scalar(const Value& v, int depth) {
+  switch (v.kind) {
+    case ValueKind::Const: return literal(v);
+    case ValueKind::ParamRef: return param_symbol(k_.params[static_cast<std::size_t>(v.param)].name);
+    case ValueKind::SizeRef: return size_symbol(k_.size_symbols[static_cast<std::size_t>(v.size)]);
+    case ValueKind::VarRef: return var_name(v.var);
+    case ValueKind::BuiltinRef:
+      switch (v.builtin) {
+        case Builtin::rank: return "(long long)ctx.rank";
+        case Builtin::world: return "(long long)ctx.world";
+        case Builtin::sms: return "iris_sms";
+        case Builtin::program: return "iris_program";
+        case Builtin::programs: return "iris_programs";
+      }
+      return "0";
+    case ValueKind::RangeStart: return range_part(*v.operands[0], true, depth);
+    case ValueKind::RangeExtent: return range_part(*v.operands[0], false, depth);
+    case ValueKind::Unary: return unop(v.unop, scalar(*v.operands[0], depth), v.type.elem);
+    case ValueKind::Binary:
+      return typed_binop(v.binop, v.operands[0]->type.elem, scalar(*v.operands[0], depth), scalar(*v.operands[1], depth));
+    case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, scalar(*v.operands[0], depth));
+    case ValueKind::Load: return "(*" + view_ptr(v.view, v.rank, depth) + ")";
+    case ValueKind::Reduce: return reduce(v, depth);
+    case ValueKind::Atomic: {
+      const std::string t = type_name(v.type.elem);
+      const std::string r = fresh("a");
+      line(depth, barrier() + ";");
+      line(depth, "if (" + thread_index() + " == 0) {");
+      line(depth + 1, t + " old = " + atomic_call(v, view_ptr_local(v.view, depth), scalar_operands(v, depth), depth) + ";");
+      line(depth + 1, "memcpy(&iris_bcast, &old, sizeof old);");
+      line(depth, "}");
+      line(depth, barrier() + ";");
+      line(depth, t + " " + r + ";");
+      line(depth, "memcpy(&" + r + ", &iris_bcast, sizeof " + r + ");");
+      return r;
+    }
+    default: return "0";
+  }
+}
+
+std::vector<std::string> GpuKernelPrinter::scalar_operands(const Value& v, int depth) {
+  std::vector<std::string> ops;
+  for (const ValuePtr& o : v.operands) ops.push_back(scalar(*o, depth));
+  return ops;
+}
+
+// Local pointer of a view (atomics translate through ctx themselves).
+std::string GpuKernelPrinter::view_ptr_local(const View& v, int depth) {
+  return view_ptr(v, nullptr, depth); 
+}
+
+std::string GpuKernelPrinter::atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops, int depth) {
+  // The device library names its atomics after the TIR ops (iris::device::atomic_add, ...).
+  std::string call = std::string("iris::device::atomic_") + name(v.atomic_op) + "<" + order_name(v.order) +
+                     ", " + scope_name(v.scope) + ">(ctx, " + ptr;
+  for (const std::string& o : ops) call += ", " + o;
+  return call + ", " + rank_or_self(v.rank, depth) + ")";
+}
+
+std::string GpuKernelPrinter::range_part(const Value& r, bool start, int depth) {
+  if (r.kind == ValueKind::VarRef) return var_name(r.var) + (start ? "_start" : "_extent");
+  if (r.kind == ValueKind::Binary) {
+    if (!start) return range_part(*r.operands[0], false, depth);
+    return binop(r.binop, range_part(*r.operands[0], true, depth), scalar(*r.operands[1], depth));
+  }
+  return "0";
+}
+
+std::string GpuKernelPrinter::reduce(const Value& v, int depth) {
+  const Value& t = *v.operands[0];
+  const std::string arr = tile(t, depth);
+  const bool half = t.type.elem == ScalarType::f16 || t.type.elem == ScalarType::bf16;
+  const bool flt = is_float(t.type.elem);
+  const std::string acc_t = half ? "float" : type_name(t.type.elem);
+  const std::string r = fresh("r");
+  const std::string ident = v.reduce_op == ReduceOp::sum ? "0" : v.reduce_op == ReduceOp::max ? (flt ? "-" + float_from_bits(0x7f800000) : "(" + acc_t + ")0") : (flt ? float_from_bits(0x7f800000) : "(" + acc_t + ")0");
+  std::string init = ident;
+  std::string first;
+  if (v.reduce_op != ReduceOp::sum && !flt) init = "(" + acc_t + ")" + arr + "[0]";
+  line(depth, acc_t + " " + r + " = " + init + ";");
+  const std::string op = v.reduce_op == ReduceOp::sum ? "a + b" : v.reduce_op == ReduceOp::max ? "a > b ? a : b" : "a < b ? a : b";
+  line(depth, "#pragma unroll");
+  line(depth, "for (int s = 0; s < " + layout_of(t.type) + "::kPerThread; ++s) { " + acc_t + " a = " + r + ", b = (" +
+                  acc_t + ")" + arr + "[s]; " + r + " = " + op + "; }");
+  // The warp partials go through shared scratch in the accumulator's own type, so u64
+  // max/min compare unsigned (the integer scratch is 8-byte slots, wide enough for all).
+  const std::string scratch = flt ? "iris_scratch_f" : "reinterpret_cast<" + acc_t + "*>(iris_scratch_i)";
+  line(depth, r + " = iris::device::tile::block_reduce<" + std::to_string(threads_) + ">(" + r + ", " + scratch +
+                  ", [](" + acc_t + " a, " + acc_t + " b) { return " + op + "; });");
+  return half ? std::string(type_name(v.type.elem)) + "(" + r + ")" : r;
+}
+
+// ---- tiles ----------------------------------------------------------------------------
+// Returns an array name holding the tile's slots (or a scalar broadcast expression
+// is indexed by the caller through slot()).
+std::string GpuKernelPrinter::tile(const Value& v, int depth) {
+  if (v.kind == ValueKind::VarRef) return var_name(v.var);
+  const std::string t = type_name(v.type.elem);
+  const std::string L = layout_of(v.type);
+  const std::string r = fresh("t");
+  line(depth, t + " " + r + "[" + L + "::kPerThread];");
+  switch (v.kind) {
+    case ValueKind::Load: {
+      const std::string other = v.operands.empty() ? "" : ", " + scalar(*v.operands[0], depth);
+      if (v.view.rows) {
+        line(depth, "iris::device::tile::load2d<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
+                        scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
+                        scalar(*v.view.extent, depth) + other + ");");
+        return r;
+      }
+      line(depth, "iris::device::tile::load<" + L + ">(" + r + ", " + view_ptr(v.view, v.rank, depth) + ", " +
+                      scalar(*v.view.extent, depth) + other + ");");
+      return r;
+    }
+    case ValueKind::Matmul: {
+      // Same arguments for both lowerings; only the template differs.
+      const std::string fn = v.matmul == MatmulLowering::mma_sync ? "matmul_mma<" + L + ", " + std::to_string(threads_) + ">"
+                                        : "matmul<" + L + ", 16, " + std::to_string(threads_) + ">";
+      line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
+                      scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
+                      view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
+                      scalar(*v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) + ");");
+      return r;
+    }
+    case ValueKind::Fill: {
+      const std::string x = scalar(*v.operands[0], depth);
+      line(depth, "#pragma unroll");
+      line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + x + ";");
+      return r;
+    }
+    case ValueKind::Iota: {
+      const std::string start = range_part(*v.operands[0], true, depth);
+      line(depth, "#pragma unroll");
+      line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + start + " + " + L + "::elem(s);");
+      return r;
+    }
+    case ValueKind::Atomic: {
+      const std::vector<std::string> ops = slot_operands(v, depth);
+      const std::string ptr = fresh("p");
+      line(depth, type_name(k_.params[static_cast<std::size_t>(v.view.param)].elem) + std::string("* ") + ptr + " = " +
+                      view_ptr_local(v.view, depth) + ";");
+      const std::string valid = fresh("n");
+      line(depth, "const long long " + valid + " = " + scalar(*v.view.extent, depth) + ";");
+      line(depth, "#pragma unroll");
+      line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
+      line(depth + 1, r + "[s] = " + t + "(0);");
+      std::vector<std::string> at_s;
+      for (const std::string& o : ops) at_s.push_back(o);
+      line(depth + 1, "if (" + L + "::elem(s) < " + valid + ") " + r + "[s] = " +
+                          atomic_call(v, ptr + " + " + L + "::elem(s)", at_s, depth) + ";");
+      line(depth, "}");
+      return r;
+    }
+    default: {
+      std::string e = slot_expr(v, depth);
+      line(depth, "#pragma unroll");
+      line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + e + ";");
+      return r;
+    }
+  }
+}
+
+// Operands of a tile atomic, as expressions of slot `s`.
+std::vector<std::string> GpuKernelPrinter::slot_operands(const Value& v, int depth) {
+  std::vector<std::string> ops;
+  for (const ValuePtr& o : v.operands) ops.push_back(slot(*o, depth));
+  return ops;
+}
+
+// An expression for slot `s` of a tile-or-scalar value (materializing loads first).
+std::string GpuKernelPrinter::slot(const Value& v, int depth) {
+  if (!v.type.is_tile()) return scalar(v, depth);
+  if (v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast) return slot_expr(v, depth);
+  return tile(v, depth) + "[s]";
+}
+
+std::string GpuKernelPrinter::slot_expr(const Value& v, int depth) {
+  switch (v.kind) {
+    case ValueKind::Unary: return unop(v.unop, slot(*v.operands[0], depth), v.type.elem);
+    case ValueKind::Binary:
+      return typed_binop(v.binop, v.operands[0]->type.elem, slot(*v.operands[0], depth), slot(*v.operands[1], depth));
+    case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, slot(*v.operands[0], depth));
+    default: return tile(v, depth) + "[s]";
+  }
+}
+
+// ---- statements ---------------------------------------------------------------------------
+void GpuKernelPrinter::stmts(const std::vector<StmtPtr>& body, int depth) {
+  for (const StmtPtr& s : body) stmt(*s, depth);
+}
+
+void GpuKernelPrinter::assign_to(int var, const Value& v, int depth, bool declare) {
+  const Var& x = k_.vars[static_cast<std::size_t>(var)];
+  const std::string n = var_name(var);
+  if (x.type.is_tile()) {
+    const std::string L = layout_of(x.type);
+    std::string e = slot(v, depth);
+    if (declare) line(depth, std::string(type_name(x.type.elem)) + " " + n + "[" + L + "::kPerThread];");
+    line(depth, "#pragma unroll");
+    line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + n + "[s] = " + e + ";");
+    return;
+  }
+  if (x.type.kind == TypeKind::Range) {
+    const std::string st = range_part(v, true, depth), ex = range_part(v, false, depth);
+    line(depth, std::string(declare ? "const long long " : "") + n + "_start = " + st + ";");
+    line(depth, std::string(declare ? "const long long " : "") + n + "_extent = " + ex + ";");
+    return;
+  }
+  const std::string e = scalar(v, depth);
+  line(depth, (declare ? std::string(type_name(x.type.elem)) + " " : std::string()) + n + " = " + e + ";");
+}
+
+void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
+  switch (s.kind) {
+    case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
+    case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
+    case StmtKind::Store: {
+      if (s.view.rows) {
+        const std::string L = layout2d(s.view.rows, s.view.size);
+        const std::string arr = store_source(*s.value, L, depth);
+        line(depth, "iris::device::tile::store2d<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+                        scalar(*s.view.ld, depth) + ", " + scalar(*s.view.row_extent, depth) + ", " +
+                        scalar(*s.view.extent, depth) + ");");
+        return;
+      }
+      if (s.view.size) {
+        const std::string L = layout(s.view.size);
+        const std::string arr = store_source(*s.value, L, depth);
+        line(depth, "iris::device::tile::store<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+                        scalar(*s.view.extent, depth) + ");");
+      } else {
+        const std::string x = scalar(*s.value, depth);
+        const std::string p = view_ptr(s.view, s.rank, depth);
+        line(depth, barrier() + ";");
+        line(depth, "if (" + thread_index() + " == 0) *" + p + " = " + x + ";");
+      }
+      return;
+    }
+    case StmtKind::Signal: {
+      const std::string x = scalar(*s.value, depth);
+      const std::string p = view_ptr_local(s.view, depth);
+      // The barrier orders every thread's earlier writes before thread 0's release.
+      line(depth, barrier() + ";");
+      line(depth, "if (" + thread_index() + " == 0) iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) +
+                      ">(ctx, " + p + ", " + x + ", " + rank_or_self(s.rank, depth) + ", iris::device::SignalOp::" +
+                      (s.signal_op == SignalOp::add ? "add" : "set") + ");");
+      return;
+    }
+    case StmtKind::Wait: {
+      const std::string x = scalar(*s.value, depth);
+      const std::string p = view_ptr_local(s.view, depth);
+      line(depth, "if (" + thread_index() + " == 0) iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) +
+                      ">(" + p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x + ");");
+      line(depth, barrier() + ";");
+      return;
+    }
+    case StmtKind::Eval: {
+      if (discarded_add(*s.value)) {
+        red_add(*s.value, depth);
+      } else if (s.value->type.is_tile()) {
+        tile(*s.value, depth);
+      } else {
+        line(depth, "(void)" + scalar(*s.value, depth) + ";");
+      }
+      return;
+    }
+    case StmtKind::ForBlocks: {
+      const std::string n = var_name(s.var);
+      const std::string bound = fresh("bound");
+      const std::string b = std::to_string(s.step);
+      line(depth, "const long long " + bound + " = " + scalar(*s.hi, depth) + ";");
+      line(depth, "for (long long " + n + "_start = iris_program * " + b + "ll; " + n + "_start < " + bound + "; " + n +
+                      "_start += iris_programs * " + b + "ll) {");
+      line(depth + 1, "const long long " + n + "_extent = " + bound + " - " + n + "_start < " + b + "ll ? " + bound +
+                          " - " + n + "_start : " + b + "ll;");
+      stmts(s.body, depth + 1);
+      line(depth, "}");
+      return;
+    }
+    case StmtKind::ForTiles: {
+      const std::string m = var_name(s.var), n = var_name(s.var2);
+      const std::string rows = fresh("rows"), cols = fresh("cols"), across = fresh("across"), total = fresh("total"),
+                        t = fresh("tile");
+      const std::string bm = std::to_string(s.step) + "ll", bn = std::to_string(s.step2) + "ll";
+      line(depth, "const long long " + rows + " = " + scalar(*s.hi, depth) + ", " + cols + " = " + scalar(*s.hi2, depth) + ";");
+      line(depth, "const long long " + across + " = iris_div(" + cols + " + " + bn + " - 1, " + bn + ");");
+      line(depth, "const long long " + total + " = iris_div(" + rows + " + " + bm + " - 1, " + bm + ") * " + across + ";");
+      line(depth, "for (long long " + t + " = iris_program; " + t + " < " + total + "; " + t + " += iris_programs) {");
+      line(depth + 1, "const long long " + m + "_start = iris_div(" + t + ", " + across + ") * " + bm + ";");
+      line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
+      line(depth + 1, "const long long " + n + "_start = iris_rem(" + t + ", " + across + ") * " + bn + ";");
+      line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
+      if (s.var_t >= 0) line(depth + 1, "const long long " + var_name(s.var_t) + " = " + t + ";");
+      stmts(s.body, depth + 1);
+      line(depth, "}");
+      return;
+    }
+    case StmtKind::ForRanks: {
+      const std::string n = var_name(s.var);
+      line(depth, kRankLoopUnroll);
+      if (s.peers_only) {
+        line(depth, "for (long long iris_k = 1; iris_k < ctx.world; ++iris_k) {");
+        line(depth + 1, "const long long " + n + " = iris_rem(ctx.rank + iris_k, (long long)ctx.world);");
+      } else {
+        line(depth, "for (long long " + n + " = 0; " + n + " < ctx.world; ++" + n + ") {");
+      }
+      stmts(s.body, depth + 1);
+      line(depth, "}");
+      return;
+    }
+    case StmtKind::ForRange: {
+      const std::string n = var_name(s.var);
+      const std::string lo = scalar(*s.lo, depth), hi = scalar(*s.hi, depth);
+      if (mentions_world(*s.lo) || mentions_world(*s.hi)) line(depth, kRankLoopUnroll);
+      line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + hi + "; ++" + n + ") {");
+      stmts(s.body, depth + 1);
+      line(depth, "}");
+      return;
+    }
+    case StmtKind::If: {
+      const std::string c = scalar(*s.value, depth);
+      line(depth, "if (" + c + ") {");
+      stmts(s.body, depth + 1);
+      if (!s.else_body.empty()) {
+        line(depth, "} else {");
+        stmts(s.else_body, depth + 1);
+      }
+      line(depth, "}");
+      return;
+    }
+    case StmtKind::Role: return;  // handled by run()
+  }
+}
+
+// An integer add/sub whose old values nobody reads, with an order `red` can take:
+// it becomes a one-way reduction (no round trip per element).
+bool GpuKernelPrinter::discarded_add(const Value& v) {
+  return v.kind == ValueKind::Atomic && (v.atomic_op == AtomicOp::add || v.atomic_op == AtomicOp::sub) &&
+         is_integer(v.type.elem) && (v.order == Order::relaxed || v.order == Order::release);
+}
+
+void GpuKernelPrinter::red_add(const Value& v, int depth) {
+  const std::string order = order_name(v.order), scope = scope_name(v.scope);
+  const std::string neg = v.atomic_op == AtomicOp::sub ? "(" + std::string(type_name(v.type.elem)) + ")0 - " : "";
+  const std::string rank = rank_or_self(v.rank, depth);
+  if (!v.type.is_tile()) {
+    const std::string x = scalar(*v.operands[0], depth);
+    line(depth, barrier() + ";");
+    line(depth, "if (" + thread_index() + " == 0) iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
+                    view_ptr_local(v.view, depth) + ", " + neg + x + ", " + rank + ");");
+    return;
+  }
+  const std::string L = layout_of(v.type);
+  const std::string x = slot(*v.operands[0], depth);
+  const std::string ptr = fresh("p"), valid = fresh("n"), to = fresh("to");
+  line(depth, type_name(k_.params[static_cast<std::size_t>(v.view.param)].elem) + std::string("* ") + ptr + " = " +
+                  view_ptr_local(v.view, depth) + ";");
+  line(depth, "const long long " + valid + " = " + scalar(*v.view.extent, depth) + ";");
+  line(depth, "const int " + to + " = " + rank + ";");
+  line(depth, "#pragma unroll");
+  line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
+  line(depth + 1, "if (" + L + "::elem(s) < " + valid + ") iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
+                      ptr + " + " + L + "::elem(s), " + neg + x + ", " + to + ");");
+  line(depth, "}");
+}
+
+// The register array a tile store writes from: the tile itself, or a scalar
+// broadcast over layout L.
+std::string GpuKernelPrinter::store_source(const Value& v, const std::string& L, int depth) {
+  if (v.type.is_tile()) return v.kind == ValueKind::VarRef ? var_name(v.var) : tile(v, depth);
+  const std::string arr = fresh("t");
+  const std::string x = scalar(v, depth);
+  line(depth, std::string(type_name(v.type.elem)) + " " + arr + "[" + L + "::kPerThread];");
+  line(depth, "#pragma unroll");
+  line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + arr + "[s] = " + x + ";");
+  return arr;
+}
+
+}  // namespace irisc

@@ -1,0 +1,87 @@
+// GpuKernelPrinter: one TIR kernel as a GPU kernel in C++ against the device library
+// (templates/: iris/device.hpp), for every GPU target (Halide's CodeGen_GPU_C). Scalars
+// become C++ expressions evaluated redundantly by every thread of a program (they are
+// uniform); tiles become register arrays in their chosen layout, filled by unrolled
+// slot loops; side effects on a single element (signals, scalar stores and atomics) run
+// on thread 0 between barriers. The signature follows the launch contract's argument
+// list. It prints only what the passes decided (threads, layouts, matmul lowering, the
+// grid); a target printer supplies the spellings of its dialect.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/cpp_printer.hpp"
+
+namespace irisc {
+
+class GpuKernelPrinter : public CppPrinter {
+ public:
+  GpuKernelPrinter(const tir::Kernel& k, std::string& out) : CppPrinter(out), k_(k) {}
+  void print();
+
+ protected:
+  // ---- target spellings ---------------------------------------------------------------
+  // What precedes the kernel's name: linkage, kernel qualifier, launch bounds.
+  virtual std::string kernel_qualifiers() const = 0;
+  // The device context parameter, passed by value (`ctx`).
+  virtual std::string context_parameter() const = 0;
+  virtual std::string restrict_qualifier() const = 0;
+  virtual std::string shared_qualifier() const = 0;
+  virtual std::string barrier() const = 0;       // every thread of the program
+  virtual std::string thread_index() const = 0;  // in the program
+  virtual std::string block_index() const = 0;   // the program's number in the grid
+  virtual std::string grid_blocks() const = 0;   // programs in the grid
+
+  const tir::Kernel& k_;
+  int threads_ = 256;
+
+ private:
+  using Value = tir::Value;
+  using ValuePtr = tir::ValuePtr;
+  using View = tir::View;
+  using Type = tir::Type;
+  using Stmt = tir::Stmt;
+  using StmtPtr = tir::StmtPtr;
+  using BinOp = tir::BinOp;
+  using UnOp = tir::UnOp;
+
+  std::string var_name(int v) const;
+  std::string layout(std::int64_t size) const;
+  std::string layout2d(std::int64_t rows, std::int64_t cols) const;
+  [[noreturn]] static void internal_error(const std::string& what);
+  std::string layout_of(const Type& t) const;
+  // Pointer to the view's first element on `rank` (null: this rank).
+  std::string view_ptr(const View& v, const ValuePtr& rank, int depth);
+  std::string rank_or_self(const ValuePtr& rank, int depth);
+  // A uniform scalar expression; may emit statements (reductions, thread-0 atomics).
+  std::string scalar(const Value& v, int depth);
+  std::vector<std::string> scalar_operands(const Value& v, int depth);
+  // Local pointer of a view (atomics translate through ctx themselves).
+  std::string view_ptr_local(const View& v, int depth);
+  std::string atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops, int depth);
+  std::string range_part(const Value& r, bool start, int depth);
+  std::string reduce(const Value& v, int depth);
+  // ---- tiles ----------------------------------------------------------------------------
+  // Returns an array name holding the tile's slots (or a scalar broadcast expression
+  // is indexed by the caller through slot()).
+  std::string tile(const Value& v, int depth);
+  // Operands of a tile atomic, as expressions of slot `s`.
+  std::vector<std::string> slot_operands(const Value& v, int depth);
+  // An expression for slot `s` of a tile-or-scalar value (materializing loads first).
+  std::string slot(const Value& v, int depth);
+  std::string slot_expr(const Value& v, int depth);
+  // ---- statements ---------------------------------------------------------------------------
+  void stmts(const std::vector<StmtPtr>& body, int depth);
+  void assign_to(int var, const Value& v, int depth, bool declare);
+  void stmt(const Stmt& s, int depth);
+  // An integer add/sub whose old values nobody reads, with an order `red` can take:
+  // it becomes a one-way reduction (no round trip per element).
+  static bool discarded_add(const Value& v);
+  void red_add(const Value& v, int depth);
+  // The register array a tile store writes from: the tile itself, or a scalar
+  // broadcast over layout L.
+  std::string store_source(const Value& v, const std::string& L, int depth);
+};
+
+}  // namespace irisc
