@@ -46,6 +46,9 @@ class CudaKernelPrinter final : public GpuKernelPrinter {
   std::string context_parameter() const override { return "const __grid_constant__ iris::device::Context ctx"; }
   std::string restrict_qualifier() const override { return "__restrict__"; }
   std::string shared_qualifier() const override { return "__shared__"; }
+  std::string dynamic_shared_declaration(const std::string& name) const override {
+    return "extern __shared__ __align__(16) unsigned char " + name + "[]";
+  }
   std::string barrier() const override { return "__syncthreads()"; }
   std::string thread_index() const override { return "threadIdx.x"; }
   std::string block_index() const override { return "blockIdx.x"; }

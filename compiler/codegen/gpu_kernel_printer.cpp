@@ -71,6 +71,7 @@ void GpuKernelPrinter::print() {
   line(1, shared_qualifier() + " float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
   line(1, shared_qualifier() + " long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
   line(1, "(void)iris_bcast; (void)iris_scratch_f; (void)iris_scratch_i;");
+  if (k_.dynamic_shared_bytes) line(1, dynamic_shared_declaration("iris_dynamic_smem") + ";");
   // Outside roles `program` counts over the whole grid; each role block shadows both.
   line(1, "const long long iris_program = " + block_index() + ", iris_programs = " + grid_blocks() + ";");
   line(1, "(void)iris_program; (void)iris_programs;");
@@ -255,7 +256,8 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
       line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
                       scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
                       view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
-                      scalar(*v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) + ");");
+                      scalar(*v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) +
+                      (v.matmul == MatmulLowering::mma_sync ? ", iris_dynamic_smem" : "") + ");");
       return r;
     }
     case ValueKind::Fill: {

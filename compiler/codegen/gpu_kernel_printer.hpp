@@ -28,6 +28,8 @@ class GpuKernelPrinter : public CppPrinter {
   virtual std::string context_parameter() const = 0;
   virtual std::string restrict_qualifier() const = 0;
   virtual std::string shared_qualifier() const = 0;
+  // The program's dynamic shared memory as a 16-byte aligned `unsigned char name[]`.
+  virtual std::string dynamic_shared_declaration(const std::string& name) const = 0;
   virtual std::string barrier() const = 0;       // every thread of the program
   virtual std::string thread_index() const = 0;  // in the program
   virtual std::string block_index() const = 0;   // the program's number in the grid

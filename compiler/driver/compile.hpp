@@ -45,6 +45,14 @@ struct CompileResult {
 
 CompileResult compile(const SourceBuffer& source, const CompileOptions& options);
 
+// The same from a TIR listing (tir_print / tir_read format, a .tir file) instead of
+// .iris source: no lex/parse/sema. The text is read and verified (BadTir when it is
+// malformed or does not verify), then stop_after tir runs only `only_pass` (none when
+// empty: read + verify + print), and later stages run the whole pipeline and codegen.
+// `defines` bind nothing here (the listing's constants are already bound): each is an
+// UnknownDefine warning. Stages before tir are treated as tir.
+CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& options);
+
 // Parses "NAME=VALUE" (VALUE an integer, decimal, hex or octal) into CompileOptions::defines
 // form; false if malformed or out of range.
 bool parse_define(const std::string& text, std::string* name, std::int64_t* value);

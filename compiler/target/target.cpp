@@ -5,8 +5,8 @@ namespace irisc {
 namespace {
 
 constexpr Target kTargets[] = {
-#define IRIS_TARGET(Id, V, T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, Gpus) \
-  {TargetId::Id, #Id, Vendor::V, ToolchainKind::T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, Gpus},
+#define IRIS_TARGET(Id, V, T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, MaxShared, Gpus) \
+  {TargetId::Id, #Id, Vendor::V, ToolchainKind::T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, MaxShared, Gpus},
 #include "compiler/target/targets.def"
 };
 

@@ -12,7 +12,7 @@
 namespace irisc {
 
 enum class TargetId : std::uint8_t {
-#define IRIS_TARGET(Id, Vendor, Toolchain, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, Gpus) Id,
+#define IRIS_TARGET(Id, Vendor, Toolchain, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, MaxShared, Gpus) Id,
 #include "compiler/target/targets.def"
 };
 
@@ -30,6 +30,7 @@ struct Target {
   bool tma;               // cp.async.bulk.tensor (TMA)
   int warp_size;
   int min_sms, max_sms;   // multiprocessor counts of the family's GPUs
+  int max_shared_bytes;   // shared memory one program may use (opt-in beyond 48 KiB)
   const char* gpus;       // for --help
 };
 

@@ -1,7 +1,13 @@
-// TIR printer (see tir.hpp).
+// TIR printer (see tir.hpp). What it writes, tir_read.hpp reads back: the listing is
+// lossless for every module the compiler produces.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 
 #include "compiler/tir/tir.hpp"
+#include "compiler/tir/tir_read.hpp"
+#include "compiler/tir/visit.hpp"
 
 namespace irisc::tir {
 namespace {
@@ -17,7 +23,12 @@ class Printer {
     std::string s = k_.params[static_cast<std::size_t>(v.param)].name + "[" + value(*v.offset);
     if (v.slice_dim == 1) s += " rows " + std::to_string(v.rows) + " valid " + value(*v.row_extent) + " x all " + value(*v.full);
     else if (v.slice_dim == 0) s += " all " + value(*v.full) + " x cols " + std::to_string(v.size) + " valid " + value(*v.extent);
-    else if (v.rows) s += " +: " + std::to_string(v.rows) + "x" + std::to_string(v.size) + " valid " + value(*v.row_extent) + "x" + value(*v.extent);
+    else if (v.rows) {
+      // `x` follows a call's `)` directly; after a name or number it needs spaces.
+      const std::string rows = value(*v.row_extent);
+      s += " +: " + std::to_string(v.rows) + "x" + std::to_string(v.size) + " valid " + rows +
+           (!rows.empty() && rows.back() == ')' ? "x" : " x ") + value(*v.extent);
+    }
     else if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(*v.extent);
     if (v.ld) s += " ld " + value(*v.ld);
     return s + "]";
@@ -27,8 +38,10 @@ class Printer {
     switch (v.kind) {
       case ValueKind::Const: {
         if (is_float(v.type.elem)) {
+          // %g, or all 17 digits where %g would not read back as the same double.
           char buf[64];
           std::snprintf(buf, sizeof buf, "%g", v.float_value);
+          if (std::strtod(buf, nullptr) != v.float_value) std::snprintf(buf, sizeof buf, "%.17g", v.float_value);
           return std::string(buf) + ":" + ast::scalar_type_name(v.type.elem);
         }
         return std::to_string(v.int_value) + ":" + ast::scalar_type_name(v.type.elem);
@@ -37,30 +50,37 @@ class Printer {
       case ValueKind::SizeRef: return "#" + k_.size_symbols[static_cast<std::size_t>(v.size)];
       case ValueKind::VarRef: return var(v.var);
       case ValueKind::BuiltinRef: return name(v.builtin);
-      case ValueKind::RangeStart: return "start(" + value(*v.operands[0]) + ")";
-      case ValueKind::RangeExtent: return "extent(" + value(*v.operands[0]) + ")";
-      case ValueKind::Unary: return std::string(name(v.unop)) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::RangeStart: return "start" + typed(v) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::RangeExtent: return "extent" + typed(v) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::Unary: return name(v.unop) + typed(v) + "(" + value(*v.operands[0]) + ")";
       case ValueKind::Binary:
-        return std::string(name(v.binop)) + "(" + value(*v.operands[0]) + ", " + value(*v.operands[1]) + ")";
+        return name(v.binop) + typed(v) + "(" + value(*v.operands[0]) + ", " + value(*v.operands[1]) + ")";
       case ValueKind::Cast: return "cast<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
       case ValueKind::Load:
         return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(*v.rank) : "") +
                (v.operands.empty() ? "" : ", other " + value(*v.operands[0])) + ")";
       case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
-      case ValueKind::Iota: return "index(" + value(*v.operands[0]) + ")";
-      case ValueKind::Reduce: return std::string(name(v.reduce_op)) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::Iota: return "index" + typed(v) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::Reduce: return name(v.reduce_op) + typed(v) + "(" + value(*v.operands[0]) + ")";
       case ValueKind::Matmul:
         return "matmul<" + to_string(v.type) + (v.matmul == MatmulLowering::unchosen ? "" : std::string(", ") + name(v.matmul)) +
                ">(" + view(v.view) + ", " + view(v.view_b) + ")";
       case ValueKind::Atomic: {
+        const std::string t = typed(v);
         std::string s = std::string("atomic_") + name(v.atomic_op) + "<" + name(v.order) + ", " + name(v.scope) +
-                        ">(" + view(v.view);
+                        (t.empty() ? "" : ", " + t.substr(1, t.size() - 2)) + ">(" + view(v.view);
         for (const ValuePtr& o : v.operands) s += ", " + value(*o);
         if (v.rank) s += ", to " + value(*v.rank);
         return s + ")";
       }
     }
     return "?";
+  }
+
+  // "<type>" where the value's type is not the one the reader would imply, else "".
+  std::string typed(const Value& v) const {
+    const std::optional<Type> t = implied_type(k_, v);
+    return t && !(*t == v.type) ? "<" + to_string(v.type) + ">" : "";
   }
 
   void line(int d, const std::string& s) { out += std::string(static_cast<std::size_t>(d) * 2, ' ') + s + "\n"; }
@@ -153,6 +173,22 @@ std::string print(const Module& module) {
       }
     }
     head += ")";
+    // The hidden size arguments' order, where it is not the order of first use above.
+    std::vector<std::string> first_use;
+    for (const Param& prm : k.params) {
+      for (const ValuePtr& d : prm.dims) {
+        walk(*d, [&](const Value& x) {
+          if (x.kind != ValueKind::SizeRef || x.size < 0 || x.size >= static_cast<int>(k.size_symbols.size())) return;
+          const std::string& n = k.size_symbols[static_cast<std::size_t>(x.size)];
+          if (std::find(first_use.begin(), first_use.end(), n) == first_use.end()) first_use.push_back(n);
+        });
+      }
+    }
+    if (first_use != k.size_symbols) {
+      head += " sizes(";
+      for (std::size_t i = 0; i < k.size_symbols.size(); ++i) head += (i ? ", #" : "#") + k.size_symbols[i];
+      head += ")";
+    }
     if (!k.constants.empty()) {
       head += " with";
       for (const auto& [n, v] : k.constants) head += " " + n + "=" + std::to_string(v);
@@ -160,13 +196,14 @@ std::string print(const Module& module) {
     if (k.grid) head += " grid " + p.value(*k.grid);
     p.out += head + " {\n";
     std::string launch;
-    if (k.layouts_chosen) launch += ", threads " + std::to_string(k.block_threads);
+    if (k.layouts_chosen || k.block_threads != 256) launch += ", threads " + std::to_string(k.block_threads);
     if (k.min_blocks_per_sm) launch += ", blocks/sm " + std::to_string(k.min_blocks_per_sm);
     if (k.dynamic_shared_bytes) launch += ", dynamic shared " + std::to_string(k.dynamic_shared_bytes);
     if (k.layouts_chosen) {
       launch += ", layouts";
       for (const Layout& l : k.layouts) {
-        launch += " " + (l.rows ? std::to_string(l.rows) + "x" + std::to_string(l.cols)
+        launch += " " + (l.rows ? std::to_string(l.rows) + "x" + std::to_string(l.cols) +
+                                      (l.vec != 1 ? "/" + std::to_string(l.vec) : std::string())
                                 : std::to_string(l.cols) + "/" + std::to_string(l.vec));
       }
     }

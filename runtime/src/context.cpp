@@ -344,7 +344,11 @@ void Context::launch_raw(const Kernel& kernel, const LaunchConfig& cfg, void** a
     throw Error("launch of '" + kernel.name() + "' with an empty grid or block");
   }
   auto& bk = backend::active();
-  if (cfg.shared_bytes > (48u << 10)) bk.set_max_dynamic_shared_bytes(kernel.handle(), cfg.shared_bytes);
+  if (cfg.shared_bytes > (48u << 10) &&
+      (!kernel.shared_allowed_ || cfg.shared_bytes > kernel.shared_allowed_->load(std::memory_order_relaxed))) {
+    bk.set_max_dynamic_shared_bytes(kernel.handle(), cfg.shared_bytes);
+    if (kernel.shared_allowed_) kernel.shared_allowed_->store(cfg.shared_bytes, std::memory_order_relaxed);
+  }
   bk.launch(kernel.handle(), cfg.grid, cfg.block, cfg.shared_bytes, cfg.stream ? cfg.stream : impl_->stream, args,
             kernel.name());
 }

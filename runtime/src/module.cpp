@@ -93,6 +93,7 @@ Kernel Module::kernel(const std::string& name) const {
   k.owner_ = impl_;
   k.name_ = name;
   k.param_sizes_ = bk.function_param_sizes(fn);
+  k.shared_allowed_ = std::make_shared<std::atomic<std::size_t>>(48u << 10);
   return k;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,7 +49,11 @@ class Kernel {
 
  private:
   friend class Module;
+  friend class Context;
   FunctionHandle* fn_ = nullptr;
+  // Dynamic shared memory the function has been allowed (beyond 48 KiB the driver needs
+  // an opt-in, done once per size rather than on every launch); shared by copies.
+  std::shared_ptr<std::atomic<std::size_t>> shared_allowed_;
   std::shared_ptr<const void> owner_;  // keeps the module loaded while the kernel lives
   std::string name_;
   std::vector<std::size_t> param_sizes_;

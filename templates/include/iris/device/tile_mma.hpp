@@ -59,10 +59,12 @@ inline constexpr int kMmaSharedBytes = static_cast<int>(mma_shared_bytes(L::kRow
 
 // acc = A[rows, K] x B[K, cols], same contract as tile::matmul: A rows `lda` apart, B
 // rows `ldb` apart, rows/columns past *_valid and k past K read as 0, every thread of the
-// program calls it.
+// program calls it. `smem`: kMmaSharedBytes<L> bytes of shared memory, 16-byte aligned
+// (generated kernels pass their dynamic shared memory, which every matmul reuses: each
+// call ends with a barrier).
 template <class L, int THREADS, class Acc, class T>
 IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
-                            long long ldb, long long b_cols_valid, long long k_extent) {
+                            long long ldb, long long b_cols_valid, long long k_extent, unsigned char* smem) {
   constexpr int R = L::kRows, C = L::kCols, BK = 32, LDS = BK + 8;
   constexpr int WARPS_M = 2, WARPS_N = THREADS / 32 / WARPS_M;
   constexpr int WM = R / WARPS_M, WN = C / WARPS_N, MT = WM / 16, NT = WN / 8;
@@ -70,7 +72,6 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
   static_assert(THREADS == 256, "matmul_mma is laid out for 8 warps");
   static_assert(WM % 16 == 0 && WN % 8 == 0, "rows and columns must be multiples of 32");
   constexpr bool kBf16 = detail::MmaOperand<T>::kBf16;
-  __shared__ __align__(16) unsigned char smem[kMmaSharedBytes<L>];
   unsigned short* as = reinterpret_cast<unsigned short*>(smem);  // [R][LDS], raw 16-bit values
   unsigned short* bt = as + R * LDS;                              // [C][LDS]: B transposed
   const unsigned short* ga = reinterpret_cast<const unsigned short*>(a);
