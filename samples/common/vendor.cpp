@@ -99,6 +99,17 @@ struct VendorGemmAllGather::Impl {
 std::unique_ptr<VendorGemmAllGather> VendorGemmAllGather::create(Context& ctx, std::string* why) {
   // NVLink multicast (NVLS) stays off: it can take a shared host's GPUs down.
   setenv("NCCL_NVLS_ENABLE", "0", 0);
+  // NCCL refuses two ranks of one communicator on one GPU (ranks sharing GPUs).
+  const std::vector<int> devices = ctx.all_gather(ctx.device());
+  for (int r = 1; r < ctx.world(); ++r) {
+    for (int q = 0; q < r; ++q) {
+      if (devices[static_cast<std::size_t>(r)] == devices[static_cast<std::size_t>(q)]) {
+        *why = "ranks " + std::to_string(q) + " and " + std::to_string(r) + " share GPU " +
+               std::to_string(devices[static_cast<std::size_t>(r)]) + ", which NCCL does not allow";
+        return nullptr;
+      }
+    }
+  }
   auto impl = std::make_unique<Impl>();
   std::string mine;
   const bool ok = impl->load(&mine);

@@ -3,7 +3,7 @@
 # made elsewhere: the GPU test suite at 1, 2 and 4 ranks in thread mode and under
 # mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p.
 #
-#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench]   (default: all)
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [launch]   (default: all)
 #
 # Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
 # Exit status: nonzero if any step failed.
@@ -12,7 +12,7 @@ export NCCL_NVLS_ENABLE=0
 B=${BUILD:-build}
 OUT=${OUT:-/tmp/iris-gpu-suite}
 mkdir -p "$OUT"
-steps=${*:-tests mpi samples memcheck bench}
+steps=${*:-tests mpi samples memcheck bench launch}
 summary=()
 status=0
 step() {  # step NAME LOGFILE TIMEOUT CMD...
@@ -79,6 +79,11 @@ for s in $steps; do
     # shellcheck disable=SC2086
     step "iris-bench p2p" bench_p2p.log 600 "$B/bin/iris-bench" p2p --json "$OUT/bench_p2p.json" ${BENCH_ARGS:-}
     cat "$OUT/bench_p2p.log"
+    ;;
+  launch)
+    # Host time Program::launch adds over launch_raw, sample 07's kernel.
+    step "iris-bench launch" bench_launch.log 300 "$B/bin/iris-bench" launch --iris "$B/samples/gemm_all_scatter.iris"
+    cat "$OUT/bench_launch.log"
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac
