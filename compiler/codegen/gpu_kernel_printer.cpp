@@ -148,6 +148,7 @@ std::string GpuKernelPrinter::scalar(const Value& v, int depth) {
         case Builtin::sms: return "iris_sms";
         case Builtin::program: return "iris_program";
         case Builtin::programs: return "iris_programs";
+        case Builtin::resident: internal_error("a kernel body reads resident (the verifier rejects that)");
       }
       return "0";
     case ValueKind::RangeStart: return range_part(*v.operands[0], true, depth);
@@ -340,8 +341,9 @@ void GpuKernelPrinter::assign_to(int var, const Value& v, int depth, bool declar
   }
   if (x.type.kind == TypeKind::Range) {
     const std::string st = range_part(v, true, depth), ex = range_part(v, false, depth);
-    line(depth, std::string(declare ? "const long long " : "") + n + "_start = " + st + ";");
-    line(depth, std::string(declare ? "const long long " : "") + n + "_extent = " + ex + ";");
+    // Not const: a range let may be assigned again (`j = i`).
+    line(depth, std::string(declare ? "long long " : "") + n + "_start = " + st + ";");
+    line(depth, std::string(declare ? "long long " : "") + n + "_extent = " + ex + ";");
     return;
   }
   const std::string e = scalar(v, depth);

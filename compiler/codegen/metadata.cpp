@@ -31,7 +31,10 @@ void to_ops(const Value& v, contract::Expr& out) {
     case ValueKind::Const: out.ops.push_back({contract::Op::constant, v.int_value}); return;
     case ValueKind::SizeRef: out.ops.push_back({contract::Op::size, v.size}); return;
     case ValueKind::BuiltinRef:
-      out.ops.push_back({v.builtin == Builtin::sms ? contract::Op::sms : contract::Op::world, 0});
+      out.ops.push_back({v.builtin == Builtin::sms        ? contract::Op::sms
+                         : v.builtin == Builtin::resident ? contract::Op::resident
+                                                          : contract::Op::world,
+                         0});
       return;
     case ValueKind::Cast: to_ops(*v.operands[0], out); return;
     case ValueKind::Binary: {

@@ -17,7 +17,7 @@ struct OpInfo {
 constexpr OpInfo kOps[] = {
     {Op::constant, "const", 0}, {Op::size, "size", 0}, {Op::world, "world", 0}, {Op::sms, "sms", 0},
     {Op::add, "add", 2},        {Op::sub, "sub", 2},   {Op::mul, "mul", 2},     {Op::div, "div", 2},
-    {Op::rem, "rem", 2},        {Op::min, "min", 2},   {Op::max, "max", 2},
+    {Op::rem, "rem", 2},        {Op::min, "min", 2},   {Op::max, "max", 2},     {Op::resident, "resident", 0},
 };
 const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
 
@@ -34,7 +34,8 @@ json expr_json(const Expr& e) {
       case Op::constant: stack.emplace_back(o.value); break;
       case Op::size: stack.push_back(json::array({"size", o.value})); break;
       case Op::world:
-      case Op::sms: stack.emplace_back(info(o.op).name); break;
+      case Op::sms:
+      case Op::resident: stack.emplace_back(info(o.op).name); break;
       default: {
         json b = std::move(stack.back());
         stack.pop_back();
@@ -58,8 +59,8 @@ void expr_ops(const json& j, const std::string& where, Expr& out) {
   }
   if (j.is_string()) {
     const std::string s = j.get<std::string>();
-    if (s == "world" || s == "sms") {
-      out.ops.push_back({s == "world" ? Op::world : Op::sms, 0});
+    if (s == "world" || s == "sms" || s == "resident") {
+      out.ops.push_back({s == "world" ? Op::world : s == "sms" ? Op::sms : Op::resident, 0});
       return;
     }
     bad(where, "unknown value '" + s + "'");
@@ -90,7 +91,9 @@ Expr read_expr(const json& j, const std::string& where, std::size_t sizes, bool 
     if (o.op == Op::size && (o.value < 0 || o.value >= static_cast<std::int64_t>(sizes))) {
       bad(where, "size symbol " + std::to_string(o.value) + " does not exist");
     }
-    if (o.op == Op::sms && !sms_allowed) bad(where, "sms is not known here");
+    if ((o.op == Op::sms || o.op == Op::resident) && !sms_allowed) {
+      bad(where, std::string(info(o.op).name) + " is not known here");
+    }
   }
   return e;
 }
@@ -280,6 +283,7 @@ EvalError eval(const Expr& e, const Bindings& b, std::int64_t* out) {
         break;
       case Op::world: v = b.world; break;
       case Op::sms: v = b.sms; break;
+      case Op::resident: v = b.resident; break;
       default: {
         if (n < 2) return EvalError::bad_program;
         const std::int64_t y = stack[--n], x = stack[--n];
@@ -330,6 +334,7 @@ std::string to_string(const Expr& e, std::span<const std::string> size_names) {
         break;
       case Op::world: stack.push_back({"world", false}); break;
       case Op::sms: stack.push_back({"sms", false}); break;
+      case Op::resident: stack.push_back({"resident", false}); break;
       default: {
         if (stack.size() < 2) return "?";
         Part y = std::move(stack.back());

@@ -29,7 +29,9 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-enum class Op : std::uint8_t { constant, size, world, sms, add, sub, mul, div, rem, min, max };
+// resident: programs of this kernel one multiprocessor holds at once (the grid of a
+// persistent loop is sms * resident: every program runs at the same time).
+enum class Op : std::uint8_t { constant, size, world, sms, add, sub, mul, div, rem, min, max, resident };
 
 struct ExprOp {
   Op op = Op::constant;
@@ -48,6 +50,7 @@ struct Bindings {
   std::span<const std::int64_t> sizes;
   std::int64_t world = 1;
   std::int64_t sms = 1;
+  std::int64_t resident = 1;
 };
 
 enum class EvalError : std::uint8_t { ok, overflow, division_by_zero, bad_program };

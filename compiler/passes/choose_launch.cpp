@@ -35,12 +35,13 @@ void decide(Kernel& k) {
     if (v.rows && v.size) sizes2.insert({v.rows, v.size});
     else if (v.size && v.slice_dim < 0) sizes.insert(v.size);
   };
-  bool tile_atomics = false, loops = false;
+  bool tile_atomics = false, loops = false, persistent = false;
   walk(
       k.body,
       [&](const Stmt& s) {
         if (s.kind == StmtKind::ForBlocks) sizes.insert(s.step);
         loops = loops || s.kind == StmtKind::ForBlocks || s.kind == StmtKind::ForTiles;
+        persistent = persistent || s.persistent;
         note_view(s.view);
       },
       [&](const Value& v) {
@@ -68,7 +69,12 @@ void decide(Kernel& k) {
       grid->range = k.range;
       auto sms = int_value(ValueKind::BuiltinRef, 0, k.range);
       sms->builtin = Builtin::sms;
-      grid->operands = {sms, int_value(ValueKind::Const, kProgramsPerSm, k.range)};
+      ValuePtr per_sm = int_value(ValueKind::Const, kProgramsPerSm, k.range);
+      if (persistent) {
+        per_sm = int_value(ValueKind::BuiltinRef, 0, k.range);
+        per_sm->builtin = Builtin::resident;
+      }
+      grid->operands = {sms, per_sm};
       k.grid = grid;
     } else {
       k.grid = int_value(ValueKind::Const, 1, k.range);

@@ -7,7 +7,9 @@
 //     coalesce only when a warp's threads hold consecutive elements;
 //   - the grid when there are no roles: `sms * 8` programs with a blocks or tiles loop
 //     (8 programs of 256 threads fill an SM: remote stores need many warps in flight;
-//     03_all_store ran at 69% of the CUDA version with 4 per SM), else 1.
+//     03_all_store ran at 69% of the CUDA version with 4 per SM), else 1. With a
+//     `persistent` loop, `sms * resident`: exactly as many programs as the GPU holds at
+//     once (the launcher asks the driver at load), so programs may wait for each other.
 #pragma once
 
 #include "compiler/tir/tir.hpp"

@@ -57,7 +57,7 @@ const char* name(ReduceOp o) {
   return n[static_cast<int>(o)];
 }
 const char* name(Builtin b) {
-  static const char* n[] = {"rank", "world", "sms", "program", "programs"};
+  static const char* n[] = {"rank", "world", "sms", "program", "programs", "resident"};
   return n[static_cast<int>(b)];
 }
 const char* name(BinOp o) {

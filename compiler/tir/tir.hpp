@@ -61,7 +61,9 @@ const char* name(Cmp c);
 const char* name(AtomicOp o);
 const char* name(ReduceOp o);
 
-enum class Builtin : std::uint8_t { rank, world, sms, program, programs };
+// `resident` (programs of this kernel one multiprocessor holds at once) exists only in
+// grids that choose-launch builds for persistent loops; the language has no name for it.
+enum class Builtin : std::uint8_t { rank, world, sms, program, programs, resident };
 const char* name(Builtin b);
 
 enum class BinOp : std::uint8_t { add, sub, mul, div, rem, eq, ne, lt, le, gt, ge, land, lor, band, bor, bxor, min, max };

@@ -40,6 +40,13 @@ class Verifier {
       fail("a kernel has a grid exactly when it has no roles");
     }
     if (k_.grid) launch_value(*k_.grid, true, "the grid");
+    for (const Param& p : k_.params) {
+      for (const ValuePtr& d : p.dims) {
+        if (d && any_value(*d, [](const Value& x) { return x.kind == ValueKind::BuiltinRef && x.builtin == Builtin::resident; })) {
+          fail("the extent of '" + p.name + "' uses resident");
+        }
+      }
+    }
     for (const Role& r : k_.roles) {
       if (!r.programs) fail("role '" + r.name + "' has no program count");
       else launch_value(*r.programs, true, "the program count of role '" + r.name + "'");
@@ -77,7 +84,9 @@ class Verifier {
       const bool ok =
           (x.kind == ValueKind::Const && is_integer(x.type.elem)) ||
           (x.kind == ValueKind::SizeRef && x.size >= 0 && x.size < static_cast<int>(k_.size_symbols.size())) ||
-          (x.kind == ValueKind::BuiltinRef && (x.builtin == Builtin::world || (sms_allowed && x.builtin == Builtin::sms))) ||
+          (x.kind == ValueKind::BuiltinRef &&
+           (x.builtin == Builtin::world ||
+            (sms_allowed && (x.builtin == Builtin::sms || x.builtin == Builtin::resident)))) ||
           (x.kind == ValueKind::Binary && x.operands.size() == 2 &&
            (x.binop == BinOp::add || x.binop == BinOp::sub || x.binop == BinOp::mul || x.binop == BinOp::div ||
             x.binop == BinOp::rem || x.binop == BinOp::min || x.binop == BinOp::max)) ||
@@ -112,8 +121,11 @@ class Verifier {
     auto op = [&](int i) -> const Value& { return *v.operands[static_cast<std::size_t>(i)]; };
     switch (v.kind) {
       case ValueKind::Const:
+        if (!v.type.is_scalar()) fail(at(v) + " is not a scalar");
+        break;
       case ValueKind::BuiltinRef:
         if (!v.type.is_scalar()) fail(at(v) + " is not a scalar");
+        if (v.builtin == Builtin::resident) fail("a kernel body reads resident, which only grids may");
         break;
       case ValueKind::ParamRef:
         if (v.param < 0 || v.param >= static_cast<int>(k_.params.size()) ||

@@ -95,6 +95,23 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
     }
     Prepared p;
     p.function = module_.kernel(k.symbol);
+    bool uses_resident = false;
+    auto note = [&](const contract::Expr& e) {
+      for (const contract::ExprOp& o : e.ops) uses_resident = uses_resident || o.op == contract::Op::resident;
+    };
+    note(k.grid);
+    for (const contract::Role& r : k.roles) note(r.programs);
+    if (uses_resident) {
+      if (k.dynamic_shared_bytes > (48 << 10)) {
+        bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
+      }
+      p.resident = bk.resident_blocks_per_sm(p.function.handle(), k.threads,
+                                             static_cast<std::size_t>(k.dynamic_shared_bytes));
+      if (p.resident < 1) {
+        throw Error(who + ": not one program of " + std::to_string(k.threads) + " threads and " +
+                    std::to_string(k.dynamic_shared_bytes) + " bytes of dynamic shared memory fits on a multiprocessor");
+      }
+    }
     p.sizes.resize(k.sizes.size());
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       DType d = DType::f32;
@@ -125,9 +142,13 @@ std::size_t Program::index_of(const std::string& name) const {
 
 const contract::Kernel& Program::kernel(const std::string& name) const { return kernels_[index_of(name)]; }
 
+contract::Bindings Program::bindings(std::size_t index, std::span<const std::int64_t> sizes) const {
+  return {sizes, ctx_->world(), ctx_->multiprocessors(), prepared_[index].resident};
+}
+
 unsigned Program::grid_for(std::size_t index, std::span<const std::int64_t> sizes) const {
   const contract::Kernel& k = kernels_[index];
-  const contract::Bindings b{sizes, ctx_->world(), ctx_->multiprocessors()};
+  const contract::Bindings b = bindings(index, sizes);
   auto eval = [&](const contract::Expr& e, const std::string& what) {
     std::int64_t v = 0;
     const contract::EvalError err = contract::eval(e, b, &v);
@@ -219,12 +240,12 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
     sizes[s] = a[b.param].shape()[static_cast<std::size_t>(b.dim)];
   }
   const std::span<const std::int64_t> bound(sizes.data(), prep.sizes.size());
-  const contract::Bindings bindings{bound, ctx_->world(), ctx_->multiprocessors()};
+  const contract::Bindings bound_values = bindings(index, bound);
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     const contract::Param& p = k.params[i];
     for (std::size_t d = 0; d < p.dims.size(); ++d) {
       std::int64_t want = 0;
-      const contract::EvalError err = contract::eval(p.dims[d], bindings, &want);
+      const contract::EvalError err = contract::eval(p.dims[d], bound_values, &want);
       const std::int64_t have = a[i].shape()[d];
       if (err == contract::EvalError::ok && have == want) continue;
       const std::string text = contract::to_string(p.dims[d], k.sizes);

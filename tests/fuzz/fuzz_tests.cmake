@@ -1,5 +1,14 @@
-# Fuzzing irisc's front end with libFuzzer (clang only). Included from
-# tests/CMakeLists.txt. With any compiler but clang this file does nothing.
+# Fuzzing irisc. Included from tests/CMakeLists.txt.
+#
+#   irisc_fuzz_nvrtc      any compiler (g++ too): random well-typed programs
+#                         (gen_program.cpp) compiled through irisc and NVRTC to cubins;
+#                         a program sema accepts but NVRTC rejects is a finding.
+#                         tools/scripts/fuzz_nvrtc.sh runs it. The ctest
+#                         `irisc_fuzz_nvrtc_quick` (label fuzz_nvrtc) compiles 20 programs
+#                         of fixed seeds and fails on any finding.
+#
+# The libFuzzer front-end fuzzer below is clang only; with any other compiler the rest
+# of this file does nothing.
 #
 #   irisc_fuzz_frontend   libFuzzer + ASan + UBSan binary (tests/fuzz/fuzz_frontend.cpp).
 #                         Every compiler/*/*.cpp is compiled into it with the same
@@ -12,6 +21,18 @@
 # with -DIRISC_FUZZ=ON to build it by default and to add the ctest `irisc_fuzz_corpus`,
 # which replays the seed corpus once. tools/scripts/fuzz.sh does the latter in build-fuzz.
 option(IRISC_FUZZ "Build the libFuzzer targets by default (needs clang)" OFF)
+
+add_executable(irisc_fuzz_nvrtc ${CMAKE_CURRENT_LIST_DIR}/fuzz_nvrtc.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program.cpp)
+target_link_libraries(irisc_fuzz_nvrtc PRIVATE irisc_lib)
+target_include_directories(irisc_fuzz_nvrtc PRIVATE ${PROJECT_SOURCE_DIR})
+set_target_properties(irisc_fuzz_nvrtc PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+# 20 programs from a fixed seed (a few seconds on 2 cores); passes only without findings.
+# Skipped (77) where the binary was not built (tools/scripts/sanitize.sh builds a subset).
+add_test(NAME irisc_fuzz_nvrtc_quick
+  COMMAND sh -c "[ -x \"$1\" ] || exit 77; exec \"$@\"" irisc_fuzz_nvrtc_quick
+          $<TARGET_FILE:irisc_fuzz_nvrtc> --count 20 --seed 1 --sm80-every 4 --quiet
+          --out ${CMAKE_BINARY_DIR}/tests/fuzz_nvrtc_quick)
+set_tests_properties(irisc_fuzz_nvrtc_quick PROPERTIES LABELS fuzz_nvrtc TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   if(IRISC_FUZZ)

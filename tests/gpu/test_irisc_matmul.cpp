@@ -89,6 +89,48 @@ TEST_P(IriscMatmul, GemmAllScatterF32MatchesHostProduct) {
   run_ranks(GetParam(), [](Context& ctx, Module&) { check_gemm_all_scatter<float>(ctx, "f32"); });
 }
 
+// A blocks loop of 32 elements makes the kernel run 32 threads, fewer than the 64
+// columns of its f32 matmul tile: the SIMT lowering then reads each slot's own column.
+const char* kNarrowPrograms = R"(
+kernel narrow(A: tensor<f32>[M, K], B: tensor<f32>[K, N], C: tensor<f32>[M, N], z: tensor<f32>[Z]) {
+    for (m, n) in tiles([M, N], [32, 64]) {
+        store(C[m, n], matmul(A[m, :], B[:, n]));
+    }
+    for i in blocks(Z, 32) {
+        store(z[i], 1.0);
+    }
+}
+)";
+
+TEST_P(IriscMatmul, MatmulWithFewerThreadsThanColumns) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::int64_t M = 70, N = 100, K = 45;
+    Program p = jit_program(ctx, kNarrowPrograms, "narrow.iris");
+    require(p.kernel("narrow").threads == 32, "the kernel runs 32 threads");
+    auto a = ctx.randn<float>({M, K}, 21);
+    auto b = ctx.randn<float>({K, N}, 22);
+    auto c = ctx.full<float>({M, N}, -7.0);
+    auto z = ctx.zeros<float>(std::size_t{100});
+    p.launch("narrow", {a, b, c, z});
+    ctx.synchronize();
+    const std::vector<float> ah = a.to_host(), bh = b.to_host(), got = c.to_host();
+    double err = 0, ref = 0;
+    for (std::int64_t i = 0; i < M; ++i) {
+      for (std::int64_t j = 0; j < N; ++j) {
+        double want = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          want += static_cast<double>(ah[static_cast<std::size_t>(i * K + k)]) * bh[static_cast<std::size_t>(k * N + j)];
+        }
+        const double g = got[static_cast<std::size_t>(i * N + j)];
+        err += (g - want) * (g - want);
+        ref += want * want;
+      }
+    }
+    require(std::sqrt(err / ref) < 1e-5, "f32 matmul with 32 threads: relative error " + std::to_string(std::sqrt(err / ref)));
+    for (float v : z.to_host()) require(v == 1.0f, "the blocks loop wrote every element");
+  });
+}
+
 IRIS_GPU_SUITE(IriscMatmul);
 
 }  // namespace

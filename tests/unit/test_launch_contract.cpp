@@ -107,6 +107,17 @@ TEST(LaunchContract, CorruptContractsAreErrors) {
   expect_read_error(contract_with(R"(["size",0])", R"(["pow",2,3])"), "unknown operation 'pow'");
   expect_read_error(contract_with(R"(["size",0])", R"x("(-9223372036854775807-1)/(-1)")x"), "unknown value");
   expect_read_error(contract_with(R"(["mul",["size",0],"sms"])", "1"), "sms is not known here");
+  expect_read_error(contract_with(R"(["mul",["size",0],"resident"])", "1"), "resident is not known here");
+  {
+    const c::Module m = c::read(contract_with(R"(["size",0])", R"(["mul","sms","resident"])"));
+    std::int64_t v = 0;
+    c::Bindings b;
+    b.sms = 132;
+    b.resident = 3;
+    ASSERT_EQ(c::eval(m.kernels[0].grid, b, &v), c::EvalError::ok);
+    EXPECT_EQ(v, 396);
+    EXPECT_EQ(c::to_string(m.kernels[0].grid, m.kernels[0].sizes), "sms * resident");
+  }
   expect_read_error(contract_with(R"(["size",0])", "null"), "grid exactly when it has no roles");
   expect_read_error(contract_with(R"(["size",0])", "1", R"(,{"kind":"param","index":0,"bytes":8})"),
                     "not passed exactly once");

@@ -98,9 +98,11 @@ class Program {
     Kernel function;
     std::vector<SizeBinding> sizes;
     std::vector<DType> dtypes;  // per parameter (tensors: the element type)
+    std::int64_t resident = 1;  // programs one SM holds at once (grids of persistent loops)
   };
   std::size_t index_of(const std::string& name) const;
   unsigned grid_for(std::size_t kernel, std::span<const std::int64_t> sizes) const;
+  irisc::contract::Bindings bindings(std::size_t kernel, std::span<const std::int64_t> sizes) const;
 
   Context* ctx_ = nullptr;
   Module module_;

@@ -138,6 +138,9 @@ class Backend {
   virtual std::vector<std::size_t> function_param_sizes(FunctionHandle* function) = 0;
   // Allows launches with up to `bytes` of dynamic shared memory (beyond the default).
   virtual void set_max_dynamic_shared_bytes(FunctionHandle* function, std::size_t bytes) = 0;
+  // Programs of `threads` threads and `dynamic_shared` bytes that one multiprocessor
+  // holds at once (0: none fits).
+  virtual int resident_blocks_per_sm(FunctionHandle* function, int threads, std::size_t dynamic_shared) = 0;
   // Enqueues `function` with `args` (one pointer per parameter). A failure throws
   // iris::Error("launch of kernel '<kernel_name>' failed: ...").
   virtual void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes,

@@ -258,6 +258,12 @@ class CudaBackend final : public Backend {
     CU_CALL(cuFuncSetAttribute, cu(function), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(bytes));
   }
 
+  int resident_blocks_per_sm(FunctionHandle* function, int threads, std::size_t dynamic_shared) override {
+    int blocks = 0;
+    CU_CALL(cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, cu(function), threads, dynamic_shared);
+    return blocks;
+  }
+
   void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamHandle* stream,
               void** args, std::string_view kernel_name) override {
     const CUresult rc = cuda::driver().cuLaunchKernel(cu(function), grid.x, grid.y, grid.z, block.x, block.y, block.z,

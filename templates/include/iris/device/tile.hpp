@@ -156,11 +156,12 @@ IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], lon
 // acc = A[rows, K] x B[K, cols] for an L-shaped tile: A rows `lda` apart, B rows `ldb`
 // apart, rows/columns past *_valid and k past K read as 0. The simple lowering: BK-deep
 // slices of A and B staged in shared memory (as float), FMAs in float. Every thread of
-// the program must call it (it synchronizes the block).
+// the program must call it (it synchronizes the block). Any THREADS that divides the
+// tile; with THREADS a multiple of the columns, each thread keeps one column of B in
+// registers per slice.
 template <class L, int BK, int THREADS, class Acc, class T>
 IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
                         long long ldb, long long b_cols_valid, long long k_extent) {
-  static_assert(THREADS % L::kCols == 0, "each thread keeps one column of the tile");
   static_assert(BK % 4 == 0, "A's rows are read 4 k at a time");
   __shared__ __align__(16) float as[L::kRows * BK];
   __shared__ float bs[BK * L::kCols];
@@ -180,20 +181,38 @@ IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, lo
     // A thread's slots share one column (L::col(s) == col): its BK values of B are read
     // once, and each slot's row of A goes 4 k at a time (the warp reads the same row, a
     // broadcast), so shared memory serves one 16-byte read per 4 FMAs.
-    const int col = static_cast<int>(threadIdx.x) % L::kCols;
-    float bk[BK];
+    if constexpr (THREADS % L::kCols == 0) {
+      const int col = static_cast<int>(threadIdx.x) % L::kCols;
+      float bk[BK];
 #pragma unroll
-    for (int k = 0; k < BK; ++k) bk[k] = bs[k * L::kCols + col];
+      for (int k = 0; k < BK; ++k) bk[k] = bs[k * L::kCols + col];
 #pragma unroll
-    for (int s = 0; s < L::kPerThread; ++s) {
-      const float4* arow = reinterpret_cast<const float4*>(&as[L::row(s) * BK]);
+      for (int s = 0; s < L::kPerThread; ++s) {
+        const float4* arow = reinterpret_cast<const float4*>(&as[L::row(s) * BK]);
 #pragma unroll
-      for (int k4 = 0; k4 < BK / 4; ++k4) {
-        const float4 a4 = arow[k4];
-        sum[s] += a4.x * bk[4 * k4];
-        sum[s] += a4.y * bk[4 * k4 + 1];
-        sum[s] += a4.z * bk[4 * k4 + 2];
-        sum[s] += a4.w * bk[4 * k4 + 3];
+        for (int k4 = 0; k4 < BK / 4; ++k4) {
+          const float4 a4 = arow[k4];
+          sum[s] += a4.x * bk[4 * k4];
+          sum[s] += a4.y * bk[4 * k4 + 1];
+          sum[s] += a4.z * bk[4 * k4 + 2];
+          sum[s] += a4.w * bk[4 * k4 + 3];
+        }
+      }
+    } else {
+      // Fewer threads than columns (a kernel whose smallest 1-D tile is narrower than
+      // this matmul's tile): each slot reads its own column of B.
+#pragma unroll
+      for (int s = 0; s < L::kPerThread; ++s) {
+        const float4* arow = reinterpret_cast<const float4*>(&as[L::row(s) * BK]);
+        const int col = L::col(s);
+#pragma unroll
+        for (int k4 = 0; k4 < BK / 4; ++k4) {
+          const float4 a4 = arow[k4];
+          sum[s] += a4.x * bs[(4 * k4) * L::kCols + col];
+          sum[s] += a4.y * bs[(4 * k4 + 1) * L::kCols + col];
+          sum[s] += a4.z * bs[(4 * k4 + 2) * L::kCols + col];
+          sum[s] += a4.w * bs[(4 * k4 + 3) * L::kCols + col];
+        }
       }
     }
     __syncthreads();

@@ -1,0 +1,58 @@
+// Launch decisions of irisc kernels on GPUs: a `persistent` loop gets exactly as many
+// programs as the GPU holds at once (sms * resident, asked of the driver at load), so its
+// programs may wait for each other; a grid of sms * 8 programs of a heavy kernel could
+// not promise that.
+#include "gpu_harness.hpp"
+
+namespace iris::test {
+namespace {
+
+class IriscLaunch : public GpuTest {};
+
+const char* kCoResident = R"(
+kernel co_resident(arrived: symmetric tensor<u64>[1], seen: tensor<i64>[2], x: tensor<f32>[N]) {
+    for i in blocks(N, 256) persistent {
+        store(x[i], load(x[i]) + 1.0);
+    }
+    // Every program arrives, then waits for all of them: this ends only when every
+    // program of the grid is resident at the same time.
+    atomic_add(arrived[0], 1 as u64);
+    wait(arrived[0] >= programs as u64);
+    if program == 0 {
+        store(seen[0], programs);
+        store(seen[1], sms);
+    }
+}
+)";
+
+TEST_P(IriscLaunch, PersistentGridIsOneResidentWave) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kCoResident, "co_resident.iris");
+    constexpr std::int64_t N = 1 << 20;
+    auto arrived = ctx.zeros<std::uint64_t>(1);
+    auto seen = ctx.zeros<std::int64_t>(2);
+    auto x = ctx.zeros<float>(static_cast<std::size_t>(N));
+    ctx.barrier();
+    // Ranks that share a GPU would split its multiprocessors between their grids, and
+    // neither grid could be resident as a whole: only rank 0 launches.
+    if (ctx.rank() == 0) {
+      p.launch("co_resident", {arrived, seen, x});
+      ctx.synchronize();
+      const std::vector<std::int64_t> s = seen.to_host();
+      const unsigned grid = p.grid_size("co_resident", {{"N", N}});
+      require(s[0] == static_cast<std::int64_t>(grid), "programs seen by the kernel: " + std::to_string(s[0]) +
+                                                           ", grid_size says " + std::to_string(grid));
+      require(s[1] == ctx.multiprocessors(), "sms");
+      require(grid % static_cast<unsigned>(ctx.multiprocessors()) == 0 && grid >= static_cast<unsigned>(ctx.multiprocessors()),
+              "a whole number of programs per SM: " + std::to_string(grid));
+      require(arrived.to_host()[0] == grid, "every program arrived");
+      for (float v : x.to_host()) require(v == 1.0f, "every element incremented once");
+    }
+    ctx.barrier();
+  });
+}
+
+IRIS_GPU_SUITE(IriscLaunch);
+
+}  // namespace
+}  // namespace iris::test
