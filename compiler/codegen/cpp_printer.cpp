@@ -81,9 +81,10 @@ std::string CppPrinter::unop(UnOp op, const std::string& a, ScalarType t) const 
   const std::string f = half ? "(float)" + a : a;
   auto back = [&](const std::string& s) { return half ? std::string(type_name(t)) + "(" + s + ")" : s; };
   switch (op) {
-    case UnOp::neg: return "(-" + a + ")";
+    // `-` before a negative literal would make `--`, a decrement.
+    case UnOp::neg: return a.starts_with("-") ? "(-(" + a + "))" : "(-" + a + ")";
     case UnOp::lnot: return "(!" + a + ")";
-    case UnOp::abs: return is_float(t) ? back("fabsf(" + f + ")") : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+    case UnOp::abs: return is_float(t) ? back("fabsf(" + f + ")") : "(" + a + " < 0 ? -(" + a + ") : " + a + ")";
     case UnOp::sqrt: return back("sqrtf(" + f + ")");
     case UnOp::exp: return back("expf(" + f + ")");
     case UnOp::log: return back("logf(" + f + ")");
