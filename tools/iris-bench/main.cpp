@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "iris/iris.hpp"
@@ -36,6 +37,47 @@ void usage() {
       "  -h, --help      this text\n");
 }
 
+using OptionValue = std::function<std::string()>;
+
+// Walks argv[2..] and hands each option to on(option, value), where value() takes the
+// option's argument; on() returns false for an option it does not know. Returns -1 to
+// go on, else the exit status (0 after --help, 2 for a bad command line).
+template <class F>
+int parse_options(int argc, char** argv, F&& on) {
+  try {
+    for (int i = 2; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "-h" || a == "--help") {
+        usage();
+        return 0;
+      }
+      const OptionValue value = [&]() -> std::string {
+        if (i + 1 >= argc) throw iris::Error(a + " needs a value");
+        return argv[++i];
+      };
+      if (!on(a, value)) throw iris::Error("unknown option '" + a + "' (see --help)");
+    }
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 2;
+  }
+  return -1;
+}
+
+// Runs a measurement: 77 when there is no GPU to measure on, 1 on an error.
+template <class F>
+int measure(F&& run) {
+  try {
+    return run();
+  } catch (const iris::NoDeviceError& e) {
+    std::fprintf(stderr, "iris-bench: %s; nothing to measure\n", e.what());
+    return 77;
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -67,69 +109,44 @@ int main(int argc, char** argv) {
   }
   if (cmd == "launch") {
     iris::bench::LaunchBenchOptions lo;
-    try {
-      for (int i = 2; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-          if (i + 1 >= argc) throw iris::Error(a + " needs a value");
-          return argv[++i];
-        };
-        if (a == "-h" || a == "--help") {
-          usage();
-          return 0;
-        } else if (a == "--iris") lo.iris_file = value();
-        else if (a == "--kernel") lo.kernel = value();
-        else if (a == "--size") lo.size = std::max(1LL, std::atoll(value().c_str()));
-        else if (a == "--launches") lo.launches = std::max(1, std::atoi(value().c_str()));
-        else if (a == "--batches") lo.batches = std::max(1, std::atoi(value().c_str()));
-        else throw iris::Error("unknown option '" + a + "' (see --help)");
-      }
-      return iris::bench::run_launch(lo);
-    } catch (const iris::NoDeviceError& e) {
-      std::fprintf(stderr, "iris-bench: %s; nothing to measure\n", e.what());
-      return 77;
-    } catch (const iris::Error& e) {
-      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-      return 1;
-    }
+    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+      if (a == "--iris") lo.iris_file = value();
+      else if (a == "--kernel") lo.kernel = value();
+      else if (a == "--size") lo.size = std::max(1LL, std::atoll(value().c_str()));
+      else if (a == "--launches") lo.launches = std::max(1, std::atoi(value().c_str()));
+      else if (a == "--batches") lo.batches = std::max(1, std::atoi(value().c_str()));
+      else return false;
+      return true;
+    });
+    if (parsed >= 0) return parsed;
+    return measure([&] { return iris::bench::run_launch(lo); });
   }
   if (cmd != "p2p") {
     std::fprintf(stderr, "iris-bench: unknown command '%s' (see --help)\n", cmd.c_str());
     return 2;
   }
   iris::bench::P2pOptions o;
+  std::string sizes = "1MiB,16MiB,256MiB,1GiB";
   try {
     o.options = iris::Options::from_env();
-    std::string sizes = "1MiB,16MiB,256MiB,1GiB";
-    for (int i = 2; i < argc; ++i) {
-      std::string a = argv[i];
-      auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw iris::Error(a + " needs a value");
-        return argv[++i];
-      };
-      if (a == "-h" || a == "--help") {
-        usage();
-        return 0;
-      } else if (a == "--sizes") {
-        sizes = value();
-      } else if (a == "--iters") {
-        o.iters = std::max(1, std::atoi(value().c_str()));
-      } else if (a == "--warmup") {
-        o.warmup = std::max(0, std::atoi(value().c_str()));
-      } else if (a == "--ranks") {
-        o.options.ranks = std::atoi(value().c_str());
-      } else if (a == "--blocks") {
-        o.blocks = static_cast<unsigned>(std::atoi(value().c_str()));
-      } else if (a == "--threads") {
-        o.threads = static_cast<unsigned>(std::atoi(value().c_str()));
-      } else if (a == "--sweep") {
-        o.sweep = true;
-      } else if (a == "--json") {
-        o.json_path = value();
-      } else {
-        throw iris::Error("unknown option '" + a + "' (see --help)");
-      }
-    }
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 2;
+  }
+  const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+    if (a == "--sizes") sizes = value();
+    else if (a == "--iters") o.iters = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--warmup") o.warmup = std::max(0, std::atoi(value().c_str()));
+    else if (a == "--ranks") o.options.ranks = std::atoi(value().c_str());
+    else if (a == "--blocks") o.blocks = static_cast<unsigned>(std::atoi(value().c_str()));
+    else if (a == "--threads") o.threads = static_cast<unsigned>(std::atoi(value().c_str()));
+    else if (a == "--sweep") o.sweep = true;
+    else if (a == "--json") o.json_path = value();
+    else return false;
+    return true;
+  });
+  if (parsed >= 0) return parsed;
+  try {
     std::size_t pos = 0;
     while (pos <= sizes.size()) {
       std::size_t comma = sizes.find(',', pos);
@@ -143,13 +160,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
     return 2;
   }
-  try {
-    return iris::bench::run_p2p(o);
-  } catch (const iris::NoDeviceError& e) {
-    std::fprintf(stderr, "iris-bench: %s; nothing to measure\n", e.what());
-    return 77;
-  } catch (const iris::Error& e) {
-    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-    return 1;
-  }
+  return measure([&] { return iris::bench::run_p2p(o); });
 }
