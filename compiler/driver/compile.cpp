@@ -5,13 +5,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <set>
-#include <stdexcept>
 
 #include "compiler/ast/ast.hpp"
-#include "compiler/codegen/emit_cuda.hpp"
+#include "compiler/driver/lower.hpp"
 #include "compiler/lex/lexer.hpp"
 #include "compiler/parse/parser.hpp"
-#include "compiler/passes/pipeline.hpp"
 #include "compiler/sema/sema.hpp"
 #include "compiler/toolchain/device_headers.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
@@ -50,14 +48,7 @@ namespace {
 
 bool only_whitespace_and_comments(const TokenBuffer& toks) { return toks.tokens.size() == 1; }
 
-void finish(CompileResult& r, const Diagnostics& diags) {
-  r.diagnostics = diags.all();
-  r.rendered_diagnostics = diags.render(false);
-  r.rendered_diagnostics_color = diags.render(true);
-  r.errors = diags.error_count();
-  r.warnings = diags.warning_count();
-  r.ok = !diags.has_errors();
-}
+using driver::finish;
 
 SemaOptions sema_options(const CompileOptions& o, const Target& t) {
   SemaOptions s;
@@ -110,59 +101,11 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
     if (!const_names.count(name)) diags.emit_unlocated(DiagnosticKind::UnknownDefine, {name});
   }
   tir::Module tm = check(module, sema_options(options, *target), diags);
-  tm.target = target;
   if (diags.has_errors()) {
     finish(r, diags);
     return r;
   }
-  PipelineLog log = run_pipeline(tm, {options.dump_ir_after, options.time_passes, options.only_pass});
-  r.pass_dumps = log.dumps;
-  r.pass_timing = log.timing;
-  if (!log.verify_error.empty()) {
-    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {"TIR verifier: " + log.verify_error});
-    finish(r, diags);
-    return r;
-  }
-  r.tir = tir::print(tm);
-  // One pass alone leaves the other decisions unmade: nothing to emit.
-  if (options.stop_after == Stage::tir || !options.only_pass.empty()) {
-    finish(r, diags);
-    return r;
-  }
-  CudaModule cm;
-  try {
-    cm = emit_cuda(tm, source.name());
-  } catch (const std::logic_error& e) {
-    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {std::string("internal error: ") + e.what()});
-    finish(r, diags);
-    return r;
-  }
-  r.cuda = cm.source;
-  r.metadata = cm.metadata;
-  if (options.stop_after == Stage::cuda) {
-    finish(r, diags);
-    return r;
-  }
-  toolchain::CudaCompileOptions co;
-  co.arch = target->name;
-  co.opt_level = options.opt_level;
-  co.line_info = options.line_info;
-  co.include_dirs = options.include_dirs;
-  co.want_ptx = true;
-  co.want_cubin = options.stop_after == Stage::cubin;
-  try {
-    toolchain::CudaCompileResult cr = toolchain::compile_cuda(cm.source, source.name() + ".cu", co);
-    r.toolchain_log = cr.log;
-    if (!cr.ok) {
-      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {cr.log.substr(0, 4000)});
-    } else {
-      r.ptx = std::move(cr.ptx);
-      r.cubin = std::move(cr.cubin);
-    }
-  } catch (const toolchain::ToolchainError& e) {
-    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {e.what()});
-  }
-  finish(r, diags);
+  driver::lower(tm, source, options, *target, /*passes_for_listing=*/true, diags, r);
   return r;
 }
 

@@ -1,29 +1,13 @@
-// The driver for TIR input (see compile.hpp): a .tir listing -> read -> verify ->
-// passes -> CUDA C++ -> PTX / cubin. After the pipeline it follows compile() step by
-// step (compile.cpp); keep the two in step.
-#include <stdexcept>
-
-#include "compiler/codegen/emit_cuda.hpp"
+// The driver for TIR input (see compile.hpp): a .tir listing -> read -> verify, then the
+// back half shared with compile() (lower.hpp): passes -> CUDA C++ -> PTX / cubin.
 #include "compiler/driver/compile.hpp"
-#include "compiler/passes/pipeline.hpp"
+#include "compiler/driver/lower.hpp"
 #include "compiler/target/target.hpp"
 #include "compiler/tir/tir_read.hpp"
 #include "compiler/tir/verify.hpp"
-#include "compiler/toolchain/nvrtc.hpp"
 
 namespace irisc {
-namespace {
-
-void finish(CompileResult& r, const Diagnostics& diags) {
-  r.diagnostics = diags.all();
-  r.rendered_diagnostics = diags.render(false);
-  r.rendered_diagnostics_color = diags.render(true);
-  r.errors = diags.error_count();
-  r.warnings = diags.warning_count();
-  r.ok = !diags.has_errors();
-}
-
-}  // namespace
+using driver::finish;
 
 CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& options) {
   CompileResult r;
@@ -60,60 +44,7 @@ CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& opti
     finish(r, diags);
     return r;
   }
-  tm.target = target;
-
-  // --emit=tir runs the one pass asked for, or none; code generation needs them all.
-  const bool lower = options.stop_after > Stage::tir && options.only_pass.empty();
-  if (lower || !options.only_pass.empty()) {
-    PipelineLog log = run_pipeline(tm, {options.dump_ir_after, options.time_passes, options.only_pass});
-    r.pass_dumps = log.dumps;
-    r.pass_timing = log.timing;
-    if (!log.verify_error.empty()) {
-      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {"TIR verifier: " + log.verify_error});
-      finish(r, diags);
-      return r;
-    }
-  }
-  r.tir = tir::print(tm);
-  if (!lower) {
-    finish(r, diags);
-    return r;
-  }
-
-  CudaModule cm;
-  try {
-    cm = emit_cuda(tm, source.name());
-  } catch (const std::logic_error& e) {
-    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {std::string("internal error: ") + e.what()});
-    finish(r, diags);
-    return r;
-  }
-  r.cuda = cm.source;
-  r.metadata = cm.metadata;
-  if (options.stop_after == Stage::cuda) {
-    finish(r, diags);
-    return r;
-  }
-  toolchain::CudaCompileOptions co;
-  co.arch = target->name;
-  co.opt_level = options.opt_level;
-  co.line_info = options.line_info;
-  co.include_dirs = options.include_dirs;
-  co.want_ptx = true;
-  co.want_cubin = options.stop_after == Stage::cubin;
-  try {
-    toolchain::CudaCompileResult cr = toolchain::compile_cuda(cm.source, source.name() + ".cu", co);
-    r.toolchain_log = cr.log;
-    if (!cr.ok) {
-      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {cr.log.substr(0, 4000)});
-    } else {
-      r.ptx = std::move(cr.ptx);
-      r.cubin = std::move(cr.cubin);
-    }
-  } catch (const toolchain::ToolchainError& e) {
-    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {e.what()});
-  }
-  finish(r, diags);
+  driver::lower(tm, source, options, *target, /*passes_for_listing=*/false, diags, r);
   return r;
 }
 

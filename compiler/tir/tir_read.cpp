@@ -74,9 +74,62 @@ bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z
 bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 bool digit(char c) { return c >= '0' && c <= '9'; }
 
+// How many enumerators each enum the listing spells by name() has. The switches are
+// exhaustive, so an enumerator added to tir.hpp is a build error here (-Werror=switch)
+// until it is counted: the reader then reads every name the printer writes.
+// clang-format off
+constexpr int count(Builtin e) {
+  switch (e) { case Builtin::rank: case Builtin::world: case Builtin::sms: case Builtin::program:
+               case Builtin::programs: case Builtin::resident: return 6; }
+  return 0;
+}
+constexpr int count(Order e) {
+  switch (e) { case Order::relaxed: case Order::acquire: case Order::release: case Order::acq_rel: return 4; }
+  return 0;
+}
+constexpr int count(Scope e) {
+  switch (e) { case Scope::block: case Scope::device: case Scope::system: return 3; }
+  return 0;
+}
+constexpr int count(Cmp e) {
+  switch (e) { case Cmp::eq: case Cmp::ne: case Cmp::gt: case Cmp::ge: case Cmp::lt: case Cmp::le: return 6; }
+  return 0;
+}
+constexpr int count(AtomicOp e) {
+  switch (e) { case AtomicOp::add: case AtomicOp::sub: case AtomicOp::and_: case AtomicOp::or_: case AtomicOp::xor_:
+               case AtomicOp::min: case AtomicOp::max: case AtomicOp::xchg: case AtomicOp::cas: return 9; }
+  return 0;
+}
+constexpr int count(ReduceOp e) {
+  switch (e) { case ReduceOp::sum: case ReduceOp::max: case ReduceOp::min: return 3; }
+  return 0;
+}
+constexpr int count(BinOp e) {
+  switch (e) { case BinOp::add: case BinOp::sub: case BinOp::mul: case BinOp::div: case BinOp::rem: case BinOp::eq:
+               case BinOp::ne: case BinOp::lt: case BinOp::le: case BinOp::gt: case BinOp::ge: case BinOp::land:
+               case BinOp::lor: case BinOp::band: case BinOp::bor: case BinOp::bxor: case BinOp::min:
+               case BinOp::max: return 18; }
+  return 0;
+}
+constexpr int count(UnOp e) {
+  switch (e) { case UnOp::neg: case UnOp::lnot: case UnOp::abs: case UnOp::sqrt: case UnOp::exp: case UnOp::log: return 6; }
+  return 0;
+}
+constexpr int count(MatmulLowering e) {
+  switch (e) { case MatmulLowering::unchosen: case MatmulLowering::simt: case MatmulLowering::mma_sync: return 3; }
+  return 0;
+}
+constexpr int count(ScalarType e) {
+  switch (e) { case ScalarType::f32: case ScalarType::f16: case ScalarType::bf16: case ScalarType::i32:
+               case ScalarType::i64: case ScalarType::u32: case ScalarType::u64: case ScalarType::boolean:
+               case ScalarType::int_: return 9; }
+  return 0;
+}
+// clang-format on
+
 template <class E>
-bool enum_named(std::string_view word, int count, E* out) {
-  for (int i = 0; i < count; ++i) {
+bool enum_named(std::string_view word, E* out) {
+  for (int i = 0; i < count(E{}); ++i) {
     if (word == name(static_cast<E>(i))) {
       *out = static_cast<E>(i);
       return true;
@@ -86,7 +139,7 @@ bool enum_named(std::string_view word, int count, E* out) {
 }
 
 bool scalar_named(std::string_view word, ScalarType* out) {
-  for (int i = 0; i <= static_cast<int>(ScalarType::int_); ++i) {
+  for (int i = 0; i < count(ScalarType{}); ++i) {
     if (word == ast::scalar_type_name(static_cast<ScalarType>(i))) {
       *out = static_cast<ScalarType>(i);
       return true;
@@ -293,23 +346,25 @@ class Reader {
   }
 
   template <class E>
-  E enum_word(int count, const std::string& what) {
+  E enum_word(const std::string& what) {
     skip();
     const std::size_t at = pos_;
     const std::string w = ident_here(what);
     E e;
-    if (!enum_named(w, count, &e)) fail_at(at, "unknown " + what + " '" + w + "'");
+    if (!enum_named(w, &e)) fail_at(at, "unknown " + what + " '" + w + "'");
     return e;
   }
-  Order order() { return enum_word<Order>(4, "memory order"); }
-  Scope scope() { return enum_word<Scope>(3, "scope"); }
+  Order order() { return enum_word<Order>("memory order"); }
+  Scope scope() { return enum_word<Scope>("scope"); }
 
   // ---- kernels --------------------------------------------------------------------------------
   void kernel(Kernel& k) {
     k_ = &k;
     scope_.clear();
+    visible_.clear();
     params_.clear();
     sizes_seen_.clear();
+    sizes_known_.clear();
     size_refs_.clear();
     roles_.clear();
     k.name = ident("a kernel name");
@@ -323,14 +378,13 @@ class Reader {
     bool have_clause = false;
     if (eat_word("sizes")) {
       have_clause = true;
+      std::set<std::string> listed;
       expect("(");
       do {
         skip();
         const std::size_t at = pos_;
         std::string n = sigil_name('#', "a size symbol (#NAME)");
-        for (const std::string& c : clause) {
-          if (c == n) fail_at(at, "size #" + n + " is listed twice");
-        }
+        if (!listed.insert(n).second) fail_at(at, "size #" + n + " is listed twice");
         clause.push_back(std::move(n));
       } while (eat(","));
       expect(")");
@@ -359,13 +413,12 @@ class Reader {
     body(k.body, /*eaten_open=*/true);
     // Size symbols: the sizes(...) clause, else the order of first use.
     k.size_symbols = have_clause ? clause : sizes_seen_;
+    std::map<std::string, int> index;
+    for (std::size_t i = 0; i < k.size_symbols.size(); ++i) index[k.size_symbols[i]] = static_cast<int>(i);
     for (const auto& [v, at, n] : size_refs_) {
-      int index = -1;
-      for (std::size_t i = 0; i < k.size_symbols.size(); ++i) {
-        if (k.size_symbols[i] == n) index = static_cast<int>(i);
-      }
-      if (index < 0) fail_at(at, "size #" + n + " is not in the kernel's sizes(...)");
-      v->size = index;
+      auto it = index.find(n);
+      if (it == index.end()) fail_at(at, "size #" + n + " is not in the kernel's sizes(...)");
+      v->size = it->second;
     }
     // Recomputed, as select_matmul decides it: some matmul runs on tensor cores.
     k.uses_mma = any_value(k.body, [](const Value& v) {
@@ -452,21 +505,31 @@ class Reader {
       if (at_end()) fail("expected '}', found the end of the text");
       out.push_back(stmt());
     }
-    scope_.resize(mark);
+    close_scope(mark);
   }
 
   int new_var(const std::string& n, const Type& t, bool mutable_) {
     k_->vars.push_back(Var{n, t, mutable_, false});
     const int v = static_cast<int>(k_->vars.size() - 1);
-    scope_.emplace_back(n, v);
+    scope_.push_back(n);
+    visible_[n].push_back(v);
     return v;
   }
 
-  int lookup_var(const std::string& n, std::size_t at) {
-    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
-      if (it->first == n) return it->second;
+  // Ends the definitions made since scope_ had `mark` entries.
+  void close_scope(std::size_t mark) {
+    while (scope_.size() > mark) {
+      auto it = visible_.find(scope_.back());
+      it->second.pop_back();
+      if (it->second.empty()) visible_.erase(it);
+      scope_.pop_back();
     }
-    fail_at(at, "unknown variable %" + n + " (no definition in scope)");
+  }
+
+  int lookup_var(const std::string& n, std::size_t at) {
+    auto it = visible_.find(n);
+    if (it == visible_.end()) fail_at(at, "unknown variable %" + n + " (no definition in scope)");
+    return it->second.back();
   }
 
   StmtPtr stmt() {
@@ -522,7 +585,7 @@ class Reader {
       s->scope = scope();
       expect(">");
       s->view = view();
-      s->cmp = enum_word<Cmp>(6, "comparison");
+      s->cmp = enum_word<Cmp>("comparison");
       s->value = value();
     } else if (eat_word("eval")) {
       s->kind = StmtKind::Eval;
@@ -621,7 +684,7 @@ class Reader {
       fail("expected blocks(...), tiles(...), ranks, peers or range(...), found " + found());
     }
     body(s.body);
-    scope_.resize(mark);
+    close_scope(mark);
   }
 
   // ---- views and values --------------------------------------------------------------------------
@@ -699,9 +762,7 @@ class Reader {
     if (c == '#') {
       std::string n = sigil_name('#', "a size symbol (#NAME)");
       auto v = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_));
-      bool seen = false;
-      for (const std::string& x : sizes_seen_) seen = seen || x == n;
-      if (!seen) sizes_seen_.push_back(n);
+      if (sizes_known_.insert(n).second) sizes_seen_.push_back(n);
       size_refs_.push_back({v.get(), at, std::move(n)});
       return v;
     }
@@ -720,7 +781,7 @@ class Reader {
       return constant(at);
     }
     Builtin b;
-    if (enum_named(w, 5, &b)) {
+    if (enum_named(w, &b)) {
       auto v = make(ValueKind::BuiltinRef, Type::scalar(ScalarType::int_));
       v->builtin = b;
       return v;
@@ -792,7 +853,7 @@ class Reader {
       auto v = make(ValueKind::Matmul, {});
       expect("<");
       v->type = type();
-      if (eat(",")) v->matmul = enum_word<MatmulLowering>(3, "matmul lowering");
+      if (eat(",")) v->matmul = enum_word<MatmulLowering>("matmul lowering");
       expect(">");
       expect("(");
       v->view = view();
@@ -803,7 +864,7 @@ class Reader {
     }
     if (w.rfind("atomic_", 0) == 0) {
       auto v = make(ValueKind::Atomic, {});
-      if (!enum_named(std::string_view(w).substr(7), 9, &v->atomic_op)) fail_at(at, "unknown atomic '" + w + "'");
+      if (!enum_named(std::string_view(w).substr(7), &v->atomic_op)) fail_at(at, "unknown atomic '" + w + "'");
       expect("<");
       v->order = order();
       expect(",");
@@ -844,13 +905,13 @@ class Reader {
     ReduceOp r;
     if (args.size() == 1 && (w == "start" || w == "extent" || w == "index")) {
       v = make(w == "start" ? ValueKind::RangeStart : w == "extent" ? ValueKind::RangeExtent : ValueKind::Iota, {});
-    } else if (args.size() == 1 && enum_named(w, 3, &r)) {
+    } else if (args.size() == 1 && enum_named(w, &r)) {
       v = make(ValueKind::Reduce, {});
       v->reduce_op = r;
-    } else if (args.size() == 1 && enum_named(w, 6, &u)) {
+    } else if (args.size() == 1 && enum_named(w, &u)) {
       v = make(ValueKind::Unary, {});
       v->unop = u;
-    } else if (args.size() == 2 && enum_named(w, 18, &b)) {
+    } else if (args.size() == 2 && enum_named(w, &b)) {
       v = make(ValueKind::Binary, {});
       v->binop = b;
     } else {
@@ -872,7 +933,9 @@ class Reader {
   ReadError* err_;
   int depth_ = 0;
   Kernel* k_ = nullptr;
-  std::vector<std::pair<std::string, int>> scope_;  // variables in scope, innermost last
+  std::vector<std::string> scope_;                    // names defined, innermost last
+  std::map<std::string, std::vector<int>> visible_;  // name -> its definitions in scope
+  std::set<std::string> sizes_known_;
   std::map<std::string, int> params_;
   std::set<std::string> roles_;
   std::vector<std::string> sizes_seen_;  // size symbols in order of first use

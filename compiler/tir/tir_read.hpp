@@ -36,8 +36,9 @@
 // value whose type differs from the implied one carries it in <...>. Variables are
 // resolved by name in lexical scope (a definition shadows an outer one); `let`
 // variables are mutable, loop variables are not, and loop variables take their types
-// from the loop. Value sharing (one node under two parents) and source ranges are not
-// kept.
+// from the loop. Not kept: value sharing (one node under two parents), source ranges,
+// and Var entries that no statement defines (remove-dead-lets leaves those behind;
+// read numbers variables in order of definition).
 #pragma once
 
 #include <cstdint>

@@ -99,6 +99,19 @@ inline std::vector<fs::path> iris_files(const fs::path& dir, bool recursive) {
   return out;
 }
 
+// TIR listings (.tir): inputs of passes/ tests and of fail_ tests for BadTir.
+inline bool is_tir_input(const fs::path& p) { return p.extension() == ".tir"; }
+
+inline std::vector<fs::path> tir_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (!fs::is_directory(dir)) return out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file() && is_tir_input(e.path())) out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 inline bool known_id(const std::string& id) {
   for (irisc::DiagnosticKind k : irisc::all_diagnostic_kinds()) {
     if (id == irisc::diagnostic_info(k).id) return true;
@@ -202,10 +215,12 @@ inline bool apply_args(const std::vector<std::string>& args, irisc::CompileOptio
   return true;
 }
 
-// compile(), with any exception turned into a test failure.
-inline bool compile_no_throw(const irisc::SourceBuffer& src, const irisc::CompileOptions& o, irisc::CompileResult* r) {
+// compile() (compile_tir() for a TIR listing), with any exception turned into a test
+// failure.
+inline bool compile_no_throw(const irisc::SourceBuffer& src, const irisc::CompileOptions& o, irisc::CompileResult* r,
+                             bool tir_input = false) {
   try {
-    *r = irisc::compile(src, o);
+    *r = tir_input ? irisc::compile_tir(src, o) : irisc::compile(src, o);
     return true;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "compile() threw: " << e.what();

@@ -1,9 +1,12 @@
 // irisc file tests (conventions: tests/golden/README.md).
 //   Golden/GoldenTest         tokens|ast|tir|cuda/<name>.iris vs <name>.iris.<phase>;
 //                             passes/<name>.iris (ARGS: --run-pass=P) vs <name>.iris.passes:
-//                             the TIR after pass P alone, run on sema's output
+//                             the TIR after pass P alone, run on sema's output;
+//                             passes/<name>.tir (ARGS: --run-pass=P) vs <name>.tir.passes:
+//                             the same from a hand-written TIR listing (compile_tir)
 //   GoldenFiles.EveryPassHasAFileTest  every pass of the pipeline has a passes/ test
-//   Diagnostics/FailTest      diagnostics/fail_*.iris vs its CHECK:STDERR lines (id + line)
+//   Diagnostics/FailTest      diagnostics/fail_*.iris (and fail_*.tir, read as TIR) vs its
+//                             CHECK:STDERR lines (id + line)
 //   DiagnosticCoverage        every id in diagnostic_kinds.def has a fail_ test or an exemption
 //   Samples/SampleCubin       samples/ and dsl/ *.iris -> cubin for sm_90a and sm_80 (NVRTC)
 //   GoldenInputs/InputCubin   tir/ and cuda/ inputs -> cubin for sm_90a (NVRTC)
@@ -47,11 +50,14 @@ std::vector<GoldenCase> golden_cases() {
   for (const char* phase : kPhases) {
     for (const fs::path& p : iris_files(kGoldenDir / phase, false)) out.push_back({phase, p});
   }
+  // Per-pass tests may start from a TIR listing.
+  for (const fs::path& p : tir_files(kGoldenDir / "passes")) out.push_back({"passes", p});
   return out;
 }
 
 std::string golden_case_name(const testing::TestParamInfo<GoldenCase>& info) {
-  return info.param.phase + "_" + sanitize(info.param.input.stem().string());
+  return info.param.phase + "_" + sanitize(info.param.input.stem().string()) +
+         (is_tir_input(info.param.input) ? "_tir" : "");
 }
 
 const std::string& output_of(const irisc::CompileResult& r, const std::string& phase) {
@@ -82,7 +88,7 @@ TEST_P(GoldenTest, MatchesGolden) {
   }
   const irisc::SourceBuffer src(display_name(c.input), text);
   irisc::CompileResult r;
-  ASSERT_TRUE(compile_no_throw(src, o, &r));
+  ASSERT_TRUE(compile_no_throw(src, o, &r, is_tir_input(c.input)));
   ASSERT_TRUE(r.diagnostics.empty())
       << "a golden input must compile without diagnostics (errors belong in diagnostics/fail_*.iris):\n"
       << r.rendered_diagnostics;
@@ -115,7 +121,7 @@ TEST(GoldenFiles, EveryGoldenHasAnInputAndEveryInputAGolden) {
     if (!fs::is_directory(dir)) continue;
     for (const auto& e : fs::directory_iterator(dir)) {
       const fs::path p = e.path();
-      if (p.extension() == ".iris") {
+      if (p.extension() == ".iris" || (std::string(phase) == "passes" && is_tir_input(p))) {
         EXPECT_TRUE(fs::exists(p.string() + "." + phase)) << "no golden for " << display_name(p);
         EXPECT_FALSE(starts_with(p.filename().string(), "fail_"))
             << display_name(p) << ": fail_ tests belong in diagnostics/";
@@ -123,22 +129,26 @@ TEST(GoldenFiles, EveryGoldenHasAnInputAndEveryInputAGolden) {
         EXPECT_TRUE(fs::exists(p.parent_path() / p.stem())) << "orphan golden " << display_name(p);
       } else {
         ADD_FAILURE() << "unexpected file " << display_name(p) << " (expected <name>.iris and <name>.iris." << phase
-                      << ")";
+                      << (std::string(phase) == "passes" ? ", or <name>.tir and <name>.tir.passes" : "") << ")";
       }
     }
   }
 }
 
+// Either input kind counts: a .iris test (the pass on sema's output) or a .tir test (the
+// pass on a hand-written listing).
 TEST(GoldenFiles, EveryPassHasAFileTest) {
   std::set<std::string> tested;
-  for (const fs::path& p : iris_files(kGoldenDir / "passes", false)) {
+  std::vector<fs::path> inputs = iris_files(kGoldenDir / "passes", false);
+  for (const fs::path& p : tir_files(kGoldenDir / "passes")) inputs.push_back(p);
+  for (const fs::path& p : inputs) {
     irisc::CompileOptions o;
     std::string err;
     if (apply_args(read_directives(read_file(p)).args, o, nullptr, &err)) tested.insert(o.only_pass);
   }
   for (const std::string& pass : irisc::pass_names()) {
-    EXPECT_TRUE(tested.count(pass)) << "pass '" << pass << "' has no test in tests/golden/passes/ (ARGS: --run-pass="
-                                    << pass << ")";
+    EXPECT_TRUE(tested.count(pass)) << "pass '" << pass << "' has no test in tests/golden/passes/ (a .iris or .tir "
+                                    << "file with ARGS: --run-pass=" << pass << ")";
   }
 }
 
@@ -225,7 +235,7 @@ TEST_P(FailTest, ReportsExpectedDiagnostics) {
 
   const irisc::SourceBuffer src(display_name(path), text);
   irisc::CompileResult r;
-  ASSERT_TRUE(compile_no_throw(src, o, &r));
+  ASSERT_TRUE(compile_no_throw(src, o, &r, is_tir_input(path)));
   std::vector<Expectation> got;
   for (const irisc::Diagnostic& diag : r.diagnostics) {
     got.push_back({diag.located ? src.line_col(diag.range.begin).line : 0u, irisc::diagnostic_info(diag.kind).id});
@@ -253,19 +263,24 @@ TEST_P(FailTest, ReportsExpectedDiagnostics) {
   EXPECT_TRUE(match) << display_name(path) << "\n" << report;
 }
 
-std::vector<fs::path> fail_files() { return iris_files(kGoldenDir / "diagnostics", false); }
+// fail_*.iris, and fail_*.tir: TIR listings (compile_tir), for BadTir.
+std::vector<fs::path> fail_files() {
+  std::vector<fs::path> out = iris_files(kGoldenDir / "diagnostics", false);
+  for (const fs::path& p : tir_files(kGoldenDir / "diagnostics")) out.push_back(p);
+  return out;
+}
 
 INSTANTIATE_TEST_SUITE_P(Diagnostics, FailTest, testing::ValuesIn(fail_files()),
                          [](const testing::TestParamInfo<fs::path>& info) {
-                           return sanitize(info.param.stem().string());
+                           return sanitize(info.param.stem().string()) + (is_tir_input(info.param) ? "_tir" : "");
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(FailTest);
 
 TEST(DiagnosticCoverage, FailTestsAreNamedFail) {
   for (const auto& e : fs::directory_iterator(kGoldenDir / "diagnostics")) {
     const std::string name = e.path().filename().string();
-    EXPECT_TRUE(starts_with(name, "fail_") && e.path().extension() == ".iris")
-        << "diagnostics/" << name << ": expected fail_<something>.iris";
+    EXPECT_TRUE(starts_with(name, "fail_") && (e.path().extension() == ".iris" || is_tir_input(e.path())))
+        << "diagnostics/" << name << ": expected fail_<something>.iris (or .tir, a TIR listing)";
   }
 }
 

@@ -1,10 +1,11 @@
-# irisc file tests: golden outputs per phase (tokens/ast/tir/cuda), fail_ tests per
-# diagnostic id, CLI tests, robustness inputs, and samples compiled to cubins.
+# irisc file tests: golden outputs per phase (tokens/ast/tir/cuda/passes), fail_ tests per
+# diagnostic id, CLI tests, robustness inputs, TIR reader round trips, and samples
+# compiled to cubins.
 # Included from tests/CMakeLists.txt, so iris_unit_test() is defined. Conventions:
 # tests/golden/README.md. Every ctest name starts with "golden.".
 
 iris_unit_test(irisc_golden_tests ${CMAKE_CURRENT_LIST_DIR}/golden_test.cpp ${CMAKE_CURRENT_LIST_DIR}/cli_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/robustness_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/robustness_test.cpp ${CMAKE_CURRENT_LIST_DIR}/tir_read_test.cpp)
 target_link_libraries(irisc_golden_tests PRIVATE irisc_lib)
 target_compile_definitions(irisc_golden_tests PRIVATE
   IRIS_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}"

@@ -1,6 +1,8 @@
 // irisc: the .iris compiler's command line (clang-like).
 //   irisc file.iris [-o out] [--target=sm_90a] [--emit=cubin|ptx|cuda|tir|ast|tokens|header|metadata]
 //         [-DNAME=VALUE] [-I dir] [-O0..3] [-g] [-Werror] [--dump-ir-after=PASS] [--time-passes]
+//   irisc file.tir [--run-pass=PASS] --emit=tir    a TIR listing: read, verify, run PASS (or
+//         nothing), print; --emit=cuda and later stages run the whole pipeline first
 // Exit codes: 0 success, 1 compile errors, 2 bad usage, 3 output not writable.
 #include <unistd.h>
 
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> defines, includes;
   int opt = 3;
   bool werror = false, time_passes = false, line_info = false, list_diags = false;
-  app.add_option("input", input, "the .iris source file");
+  app.add_option("input", input, "the .iris source file, or a .tir listing (as --emit=tir writes it)");
   app.add_option("-o", output, "output file (default: <input stem>.<ext>; '-' for stdout)");
   std::vector<std::string> target_names;
   std::string target_help = "GPU target:";
@@ -94,6 +96,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const bool tir_input = std::filesystem::path(input).extension() == ".tir";
+  if (tir_input && (emit == "tokens" || emit == "ast")) {
+    std::fprintf(stderr, "irisc: error: a .tir input has no %s; it starts at --emit=tir\n", emit.c_str());
+    return 2;
+  }
   if (!run_pass.empty() && emit != "tir") {
     std::fprintf(stderr, "irisc: error: --run-pass runs one pass of the pipeline, so it goes with --emit=tir\n");
     return 2;
@@ -129,7 +136,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "irisc: error: cannot read %s [FileNotReadable]\n", (read_error.empty() ? input : read_error).c_str());
     return 1;
   }
-  irisc::CompileResult r = irisc::compile(*source, o);
+  irisc::CompileResult r = tir_input ? irisc::compile_tir(*source, o) : irisc::compile(*source, o);
   const bool use_color = color == "always" || (color == "auto" && isatty(2));
   std::fputs((use_color ? r.rendered_diagnostics_color : r.rendered_diagnostics).c_str(), stderr);
   std::fputs(r.pass_dumps.c_str(), stderr);

@@ -1,0 +1,69 @@
+// The shared back half of the drivers (see lower.hpp).
+#include "compiler/driver/lower.hpp"
+
+#include <stdexcept>
+
+#include "compiler/codegen/emit_cuda.hpp"
+#include "compiler/passes/pipeline.hpp"
+#include "compiler/toolchain/nvrtc.hpp"
+
+namespace irisc::driver {
+
+void finish(CompileResult& r, const Diagnostics& diags) {
+  r.diagnostics = diags.all();
+  r.rendered_diagnostics = diags.render(false);
+  r.rendered_diagnostics_color = diags.render(true);
+  r.errors = diags.error_count();
+  r.warnings = diags.warning_count();
+  r.ok = !diags.has_errors();
+}
+
+void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, const Target& target,
+           bool passes_for_listing, Diagnostics& diags, CompileResult& r) {
+  tm.target = &target;
+  // One pass alone leaves the other decisions unmade: nothing to emit then.
+  const bool emit = options.stop_after > Stage::tir && options.only_pass.empty();
+  if (emit || passes_for_listing || !options.only_pass.empty()) {
+    PipelineLog log = run_pipeline(tm, {options.dump_ir_after, options.time_passes, options.only_pass});
+    r.pass_dumps = log.dumps;
+    r.pass_timing = log.timing;
+    if (!log.verify_error.empty()) {
+      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {"TIR verifier: " + log.verify_error});
+      return finish(r, diags);
+    }
+  }
+  r.tir = tir::print(tm);
+  if (!emit) return finish(r, diags);
+  CudaModule cm;
+  try {
+    cm = emit_cuda(tm, source.name());
+  } catch (const std::logic_error& e) {
+    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {std::string("internal error: ") + e.what()});
+    return finish(r, diags);
+  }
+  r.cuda = cm.source;
+  r.metadata = cm.metadata;
+  if (options.stop_after == Stage::cuda) return finish(r, diags);
+  toolchain::CudaCompileOptions co;
+  co.arch = target.name;
+  co.opt_level = options.opt_level;
+  co.line_info = options.line_info;
+  co.include_dirs = options.include_dirs;
+  co.want_ptx = true;
+  co.want_cubin = options.stop_after == Stage::cubin;
+  try {
+    toolchain::CudaCompileResult cr = toolchain::compile_cuda(cm.source, source.name() + ".cu", co);
+    r.toolchain_log = cr.log;
+    if (!cr.ok) {
+      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {cr.log.substr(0, 4000)});
+    } else {
+      r.ptx = std::move(cr.ptx);
+      r.cubin = std::move(cr.cubin);
+    }
+  } catch (const toolchain::ToolchainError& e) {
+    diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {e.what()});
+  }
+  finish(r, diags);
+}
+
+}  // namespace irisc::driver
