@@ -10,12 +10,13 @@
 //     no pass drops a side effect (the number of atomics in the TIR stays the same), and
 //     the CUDA C++ emitter (stop_after = cuda), with and without the -D defines.
 // Nothing here reaches the CUDA toolchain: stop_after never goes past Stage::cuda, so
-// NVRTC is never loaded.
+// NVRTC is never loaded (irisc_fuzz_nvrtc, fuzz_nvrtc.cpp, is the fuzzer with NVRTC as
+// its oracle).
 //
 // The compiler promises never to throw, assert or crash on bad input; any exception
 // that escapes, any sanitizer report and any broken invariant below is a bug. So is a
-// ToolchainFailed diagnostic before the toolchain runs: it means the TIR verifier
-// (on in this build: -UNDEBUG) caught a pass breaking the IR.
+// ToolchainFailed diagnostic before the toolchain runs: it means the TIR verifier (which
+// runs after sema and after every pass) caught a pass breaking the IR.
 //
 // Byte-level mutation alone rarely turns "64" into "9223372036854775807" or "2.5" into
 // "1e30", which is where integer and float edge cases hide, so a custom mutator
