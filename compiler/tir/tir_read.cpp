@@ -1,9 +1,8 @@
-// The TIR reader (see tir_read.hpp): a recursive-descent parser over characters. Errors
-// are thrown as a private exception inside the reader and turned into a ReadError at
-// its entry; nothing escapes read().
+// The TIR reader (see tir_read.hpp): a recursive-descent parser over the scanner in
+// tir_scan.hpp. Errors are thrown as a private exception (detail::Fail) inside the
+// reader and turned into a ReadError at its entry; nothing escapes read().
 #include "compiler/tir/tir_read.hpp"
 
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <new>
@@ -11,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/tir/tir_scan.hpp"
 #include "compiler/tir/visit.hpp"
 
 namespace irisc::tir {
@@ -66,96 +66,19 @@ std::optional<Type> implied_type(const Kernel& k, const Value& v) {
 
 namespace {
 
-struct Fail {};  // a parse error, already recorded in the ReadError
+using detail::digit;
+using detail::enum_named;
+using detail::Fail;
+using detail::ident_start;
 
-constexpr std::int64_t kMaxExtent = std::int64_t{1} << 20;  // tile sizes, steps, layout columns
-
-bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
-bool digit(char c) { return c >= '0' && c <= '9'; }
-
-// How many enumerators each enum the listing spells by name() has. The switches are
-// exhaustive, so an enumerator added to tir.hpp is a build error here (-Werror=switch)
-// until it is counted: the reader then reads every name the printer writes.
-// clang-format off
-constexpr int count(Builtin e) {
-  switch (e) { case Builtin::rank: case Builtin::world: case Builtin::sms: case Builtin::program:
-               case Builtin::programs: case Builtin::resident: return 6; }
-  return 0;
-}
-constexpr int count(Order e) {
-  switch (e) { case Order::relaxed: case Order::acquire: case Order::release: case Order::acq_rel: return 4; }
-  return 0;
-}
-constexpr int count(Scope e) {
-  switch (e) { case Scope::block: case Scope::device: case Scope::system: return 3; }
-  return 0;
-}
-constexpr int count(Cmp e) {
-  switch (e) { case Cmp::eq: case Cmp::ne: case Cmp::gt: case Cmp::ge: case Cmp::lt: case Cmp::le: return 6; }
-  return 0;
-}
-constexpr int count(AtomicOp e) {
-  switch (e) { case AtomicOp::add: case AtomicOp::sub: case AtomicOp::and_: case AtomicOp::or_: case AtomicOp::xor_:
-               case AtomicOp::min: case AtomicOp::max: case AtomicOp::xchg: case AtomicOp::cas: return 9; }
-  return 0;
-}
-constexpr int count(ReduceOp e) {
-  switch (e) { case ReduceOp::sum: case ReduceOp::max: case ReduceOp::min: return 3; }
-  return 0;
-}
-constexpr int count(BinOp e) {
-  switch (e) { case BinOp::add: case BinOp::sub: case BinOp::mul: case BinOp::div: case BinOp::rem: case BinOp::eq:
-               case BinOp::ne: case BinOp::lt: case BinOp::le: case BinOp::gt: case BinOp::ge: case BinOp::land:
-               case BinOp::lor: case BinOp::band: case BinOp::bor: case BinOp::bxor: case BinOp::min:
-               case BinOp::max: return 18; }
-  return 0;
-}
-constexpr int count(UnOp e) {
-  switch (e) { case UnOp::neg: case UnOp::lnot: case UnOp::abs: case UnOp::sqrt: case UnOp::exp: case UnOp::log: return 6; }
-  return 0;
-}
-constexpr int count(MatmulLowering e) {
-  switch (e) { case MatmulLowering::unchosen: case MatmulLowering::simt: case MatmulLowering::mma_sync: return 3; }
-  return 0;
-}
-constexpr int count(ScalarType e) {
-  switch (e) { case ScalarType::f32: case ScalarType::f16: case ScalarType::bf16: case ScalarType::i32:
-               case ScalarType::i64: case ScalarType::u32: case ScalarType::u64: case ScalarType::boolean:
-               case ScalarType::int_: return 9; }
-  return 0;
-}
-// clang-format on
-
-template <class E>
-bool enum_named(std::string_view word, E* out) {
-  for (int i = 0; i < count(E{}); ++i) {
-    if (word == name(static_cast<E>(i))) {
-      *out = static_cast<E>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
-bool scalar_named(std::string_view word, ScalarType* out) {
-  for (int i = 0; i < count(ScalarType{}); ++i) {
-    if (word == ast::scalar_type_name(static_cast<ScalarType>(i))) {
-      *out = static_cast<ScalarType>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
-class Reader {
+class Reader : private detail::Scanner {
  public:
-  Reader(std::string_view text, ReadError* err) : s_(text), err_(err) {}
+  Reader(std::string_view text, ReadError* err) : Scanner(text, err) {}
 
   void module(Module& m) {
     std::set<std::string> names;
     while (!at_end()) {
-      const std::size_t at = pos_;
+      const std::size_t at = here();
       if (!eat_word("kernel")) fail("expected 'kernel', found " + found());
       m.kernels.emplace_back();
       kernel(m.kernels.back());
@@ -166,42 +89,6 @@ class Reader {
   }
 
  private:
-  // ---- errors -------------------------------------------------------------------------
-  [[noreturn]] void fail(const std::string& what) {
-    skip();
-    fail_at(pos_, what);
-  }
-  [[noreturn]] void fail_at(std::size_t at, const std::string& what) {
-    err_->offset = static_cast<std::uint32_t>(at);
-    err_->line = 1;
-    err_->column = 1;
-    for (std::size_t i = 0; i < at && i < s_.size(); ++i) {
-      if (s_[i] == '\n') {
-        ++err_->line;
-        err_->column = 1;
-      } else {
-        ++err_->column;
-      }
-    }
-    err_->message = what;
-    throw Fail{};
-  }
-  // What is at the current position, for "expected X, found Y".
-  std::string found() {
-    skip();
-    if (pos_ >= s_.size()) return "the end of the text";
-    const char c = s_[pos_];
-    if (ident_char(c)) {
-      std::size_t e = pos_;
-      while (e < s_.size() && ident_char(s_[e]) && e - pos_ < 40) ++e;
-      return "'" + std::string(s_.substr(pos_, e - pos_)) + "'";
-    }
-    if (c > ' ' && c < 127) return std::string("'") + c + "'";
-    static const char* hex = "0123456789abcdef";
-    const auto u = static_cast<unsigned char>(c);
-    return std::string("byte 0x") + hex[u >> 4] + hex[u & 15];
-  }
-
   struct Depth {
     Reader& r;
     explicit Depth(Reader& reader) : r(reader) {
@@ -211,151 +98,6 @@ class Reader {
     Depth(const Depth&) = delete;
     Depth& operator=(const Depth&) = delete;
   };
-
-  // ---- characters -------------------------------------------------------------------------
-  void skip() {
-    while (pos_ < s_.size()) {
-      const char c = s_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-        ++pos_;
-      } else if (c == '/' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '/') {
-        while (pos_ < s_.size() && s_[pos_] != '\n') ++pos_;
-      } else {
-        break;
-      }
-    }
-  }
-  bool at_end() {
-    skip();
-    return pos_ >= s_.size();
-  }
-  char peek() {
-    skip();
-    return pos_ < s_.size() ? s_[pos_] : '\0';
-  }
-  bool eat(std::string_view p) {
-    skip();
-    if (s_.substr(pos_, p.size()) != p) return false;
-    pos_ += p.size();
-    return true;
-  }
-  void expect(std::string_view p) {
-    if (!eat(p)) fail("expected '" + std::string(p) + "', found " + found());
-  }
-  bool peek_word(std::string_view w) {
-    skip();
-    return s_.substr(pos_, w.size()) == w && !(pos_ + w.size() < s_.size() && ident_char(s_[pos_ + w.size()]));
-  }
-  bool eat_word(std::string_view w) {
-    if (!peek_word(w)) return false;
-    pos_ += w.size();
-    return true;
-  }
-  void expect_word(std::string_view w) {
-    if (!eat_word(w)) fail("expected '" + std::string(w) + "', found " + found());
-  }
-  // An identifier right here (no whitespace skipped).
-  std::string ident_here(const std::string& what) {
-    if (pos_ >= s_.size() || !ident_start(s_[pos_])) fail("expected " + what + ", found " + found());
-    const std::size_t b = pos_;
-    while (pos_ < s_.size() && ident_char(s_[pos_])) ++pos_;
-    return std::string(s_.substr(b, pos_ - b));
-  }
-  std::string ident(const std::string& what) {
-    skip();
-    return ident_here(what);
-  }
-  // `%name`, `#name`, `$name`.
-  std::string sigil_name(char sigil, const std::string& what) {
-    skip();
-    if (pos_ >= s_.size() || s_[pos_] != sigil) fail("expected " + what + ", found " + found());
-    ++pos_;
-    return ident_here(what);
-  }
-  // A decimal integer, optionally negative, that fits in 64 bits.
-  std::int64_t integer(const std::string& what) {
-    skip();
-    const std::size_t at = pos_;
-    const bool neg = pos_ < s_.size() && s_[pos_] == '-';
-    if (neg) ++pos_;
-    if (pos_ >= s_.size() || !digit(s_[pos_])) {
-      pos_ = at;
-      fail("expected " + what + ", found " + found());
-    }
-    std::uint64_t mag = 0;
-    const std::uint64_t limit = neg ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
-    while (pos_ < s_.size() && digit(s_[pos_])) {
-      const auto d = static_cast<std::uint64_t>(s_[pos_] - '0');
-      if (mag > (limit - d) / 10) fail_at(at, what + " does not fit in 64 bits");
-      mag = mag * 10 + d;
-      ++pos_;
-    }
-    return neg ? static_cast<std::int64_t>(0 - mag) : static_cast<std::int64_t>(mag);
-  }
-  std::int64_t integer_in(const std::string& what, std::int64_t lo, std::int64_t hi) {
-    skip();
-    const std::size_t at = pos_;
-    const std::int64_t v = integer(what);
-    if (v < lo || v > hi) {
-      fail_at(at, what + " " + std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "]");
-    }
-    return v;
-  }
-  std::int64_t extent(const std::string& what) { return integer_in(what, 1, kMaxExtent); }
-
-  // ---- types and names ----------------------------------------------------------------------
-  ScalarType scalar_type() {
-    skip();
-    const std::size_t at = pos_;
-    const std::string w = ident_here("an element type");
-    ScalarType t;
-    if (!scalar_named(w, &t)) fail_at(at, "unknown element type '" + w + "'");
-    return t;
-  }
-
-  Type type() {
-    skip();
-    const std::size_t at = pos_;
-    const std::string w = ident_here("a type");
-    if (w == "tile") {
-      expect("<");
-      const ScalarType e = scalar_type();
-      expect(">");
-      expect("[");
-      const std::int64_t a = extent("a tile size");
-      if (eat(",")) {
-        const std::int64_t b = extent("a tile size");
-        expect("]");
-        return Type::tile2d(e, a, b);
-      }
-      expect("]");
-      return Type::tile(e, a);
-    }
-    if (w == "range") {
-      expect("[");
-      const std::int64_t n = extent("a range size");
-      expect("]");
-      return Type::range(n);
-    }
-    if (w == "rank") return Type{TypeKind::Rank, ScalarType::int_, 0, 0};
-    if (w == "void") return Type{};
-    ScalarType t;
-    if (!scalar_named(w, &t)) fail_at(at, "unknown type '" + w + "'");
-    return Type::scalar(t);
-  }
-
-  template <class E>
-  E enum_word(const std::string& what) {
-    skip();
-    const std::size_t at = pos_;
-    const std::string w = ident_here(what);
-    E e;
-    if (!enum_named(w, &e)) fail_at(at, "unknown " + what + " '" + w + "'");
-    return e;
-  }
-  Order order() { return enum_word<Order>("memory order"); }
-  Scope scope() { return enum_word<Scope>("scope"); }
 
   // ---- kernels --------------------------------------------------------------------------------
   void kernel(Kernel& k) {
@@ -381,8 +123,7 @@ class Reader {
       std::set<std::string> listed;
       expect("(");
       do {
-        skip();
-        const std::size_t at = pos_;
+        const std::size_t at = here();
         std::string n = sigil_name('#', "a size symbol (#NAME)");
         if (!listed.insert(n).second) fail_at(at, "size #" + n + " is listed twice");
         clause.push_back(std::move(n));
@@ -392,20 +133,13 @@ class Reader {
     if (eat_word("with")) {
       std::set<std::string> seen;
       do {
-        skip();
-        const std::size_t at = pos_;
+        const std::size_t at = here();
         std::string n = ident_here("a compile-time parameter (NAME=VALUE)");
         expect("=");
         const std::int64_t v = integer("an integer value");
         if (!seen.insert(n).second) fail_at(at, "compile-time parameter '" + n + "' is given twice");
         k.constants.emplace_back(std::move(n), v);
-        // Another NAME=VALUE follows, or the next clause.
-        skip();
-        std::size_t e = pos_;
-        while (e < s_.size() && ident_char(s_[e])) ++e;
-        while (e < s_.size() && (s_[e] == ' ' || s_[e] == '\t')) ++e;
-        if (e == pos_ || e >= s_.size() || s_[e] != '=') break;
-      } while (true);
+      } while (peek_binding());  // another NAME=VALUE, else the next clause
     }
     if (eat_word("grid")) k.grid = value();
     expect("{");
@@ -427,8 +161,7 @@ class Reader {
   }
 
   void param(Kernel& k) {
-    skip();
-    const std::size_t at = pos_;
+    const std::size_t at = here();
     Param p;
     p.name = ident_here("a parameter name");
     if (params_.count(p.name)) fail_at(at, "parameter '" + p.name + "' is defined twice");
@@ -456,8 +189,7 @@ class Reader {
   void launch(Kernel& k) {
     std::set<std::string> seen;
     do {
-      skip();
-      const std::size_t at = pos_;
+      const std::size_t at = here();
       std::string item;
       if (eat_word("threads")) {
         item = "threads";
@@ -474,20 +206,7 @@ class Reader {
       } else if (eat_word("layouts")) {
         item = "layouts";
         k.layouts_chosen = true;
-        while (digit(peek())) {
-          Layout l;
-          const std::int64_t a = extent("a layout extent");
-          if (eat("x")) {
-            l.rows = a;
-            l.cols = extent("a layout extent");
-            if (eat("/")) l.vec = static_cast<int>(integer_in("a vector width", 1, 1024));
-          } else {
-            expect("/");
-            l.cols = a;
-            l.vec = static_cast<int>(integer_in("a vector width", 1, 1024));
-          }
-          k.layouts.push_back(l);
-        }
+        while (digit(peek())) k.layouts.push_back(layout());
       } else {
         fail("expected 'threads', 'blocks/sm', 'dynamic shared' or 'layouts', found " + found());
       }
@@ -533,8 +252,7 @@ class Reader {
   }
 
   StmtPtr stmt() {
-    skip();
-    const std::size_t at = pos_;
+    const std::size_t at = here();
     auto s = std::make_unique<Stmt>();
     if (eat_word("let")) {
       s->kind = StmtKind::Let;
@@ -553,36 +271,18 @@ class Reader {
       s->value = value();
     } else if (eat_word("store")) {
       s->kind = StmtKind::Store;
-      s->view = view();
-      expect("<-");
-      s->value = value();
-      if (eat(",")) {
-        expect_word("to");
-        s->rank = value();
-      }
+      put(*s);
     } else if (eat_word("signal")) {
       s->kind = StmtKind::Signal;
-      expect("<");
-      s->order = order();
-      expect(",");
-      s->scope = scope();
+      semantics(&s->order, &s->scope);
       expect(">");
       if (eat_word("add")) s->signal_op = SignalOp::add;
       else if (eat_word("set")) s->signal_op = SignalOp::set;
       else fail("expected 'set' or 'add', found " + found());
-      s->view = view();
-      expect("<-");
-      s->value = value();
-      if (eat(",")) {
-        expect_word("to");
-        s->rank = value();
-      }
+      put(*s);
     } else if (eat_word("wait")) {
       s->kind = StmtKind::Wait;
-      expect("<");
-      s->order = order();
-      expect(",");
-      s->scope = scope();
+      semantics(&s->order, &s->scope);
       expect(">");
       s->view = view();
       s->cmp = enum_word<Cmp>("comparison");
@@ -599,8 +299,7 @@ class Reader {
       if (eat_word("else")) body(s->else_body);
     } else if (eat_word("role")) {
       s->kind = StmtKind::Role;
-      skip();
-      const std::size_t name_at = pos_;
+      const std::size_t name_at = here();
       Role r;
       r.name = ident_here("a role name");
       if (!roles_.insert(r.name).second) fail_at(name_at, "role '" + r.name + "' is defined twice");
@@ -613,6 +312,26 @@ class Reader {
       fail("expected a statement, found " + found());
     }
     return s;
+  }
+
+  // `VIEW <- VALUE[, to VALUE]`: what store and signal write, where, on which rank.
+  void put(Stmt& s) {
+    s.view = view();
+    expect("<-");
+    s.value = value();
+    if (eat(",")) {
+      expect_word("to");
+      s.rank = value();
+    }
+  }
+
+  // `<ORDER, SCOPE`: the memory semantics of signal, wait and the atomics; the caller
+  // reads the `>` (an atomic may give its type before it).
+  void semantics(Order* order, Scope* scope) {
+    expect("<");
+    *order = enum_word<Order>("memory order");
+    expect(",");
+    *scope = enum_word<Scope>("scope");
   }
 
   void loop(Stmt& s) {
@@ -689,15 +408,9 @@ class Reader {
 
   // ---- views and values --------------------------------------------------------------------------
   View view() {
-    skip();
-    const std::size_t at = pos_;
-    const std::string n = ident_here("a tensor name");
-    auto p = params_.find(n);
-    if (p == params_.end() || !k_->params[static_cast<std::size_t>(p->second)].is_tensor) {
-      fail_at(at, "'" + n + "' is not a tensor parameter");
-    }
+    const std::size_t at = here();
     View w;
-    w.param = p->second;
+    w.param = param_named(ident_here("a tensor name"), at, /*tensor=*/true);
     expect("[");
     w.offset = value();
     if (eat("+:")) {
@@ -736,6 +449,15 @@ class Reader {
     return w;
   }
 
+  // The parameter named `n` (at `at`), which must be a tensor, or a scalar.
+  int param_named(const std::string& n, std::size_t at, bool tensor) {
+    auto p = params_.find(n);
+    if (p == params_.end() || k_->params[static_cast<std::size_t>(p->second)].is_tensor != tensor) {
+      fail_at(at, "'" + n + "' is not a " + (tensor ? "tensor" : "scalar") + " parameter");
+    }
+    return p->second;
+  }
+
   ValuePtr make(ValueKind kind, const Type& t) {
     auto v = std::make_shared<Value>();
     v->kind = kind;
@@ -743,20 +465,23 @@ class Reader {
     return v;
   }
 
+  // `<TYPE` after the name of a value whose listing always gives its type.
+  ValuePtr typed(ValueKind kind) {
+    auto v = make(kind, {});
+    expect("<");
+    v->type = type();
+    return v;
+  }
+
   ValuePtr value() {
     Depth d(*this);
-    skip();
-    const std::size_t at = pos_;
-    if (pos_ >= s_.size()) fail("expected a value, found the end of the text");
-    const char c = s_[pos_];
+    const std::size_t at = here();
+    if (at_end()) fail("expected a value, found the end of the text");
+    const char c = peek();
     if (c == '$') {
-      const std::string n = sigil_name('$', "a scalar parameter ($NAME)");
-      auto p = params_.find(n);
-      if (p == params_.end() || k_->params[static_cast<std::size_t>(p->second)].is_tensor) {
-        fail_at(at, "'" + n + "' is not a scalar parameter");
-      }
-      auto v = make(ValueKind::ParamRef, Type::scalar(k_->params[static_cast<std::size_t>(p->second)].elem));
-      v->param = p->second;
+      const int param = param_named(sigil_name('$', "a scalar parameter ($NAME)"), at, /*tensor=*/false);
+      auto v = make(ValueKind::ParamRef, Type::scalar(k_->params[static_cast<std::size_t>(param)].elem));
+      v->param = param;
       return v;
     }
     if (c == '#') {
@@ -773,13 +498,15 @@ class Reader {
       v->var = var;
       return v;
     }
-    if (c == '-' || c == '+' || c == '.' || digit(c)) return constant(at);
+    if (at_literal()) {
+      const detail::Literal lit = literal();
+      auto v = make(ValueKind::Const, Type::scalar(lit.type));
+      v->int_value = lit.int_value;
+      v->float_value = lit.float_value;
+      return v;
+    }
     if (!ident_start(c)) fail("expected a value, found " + found());
     const std::string w = ident_here("a value");
-    if ((w == "inf" || w == "nan") && pos_ < s_.size() && s_[pos_] == ':') {
-      pos_ = at;
-      return constant(at);
-    }
     Builtin b;
     if (enum_named(w, &b)) {
       auto v = make(ValueKind::BuiltinRef, Type::scalar(ScalarType::int_));
@@ -789,41 +516,9 @@ class Reader {
     return call(w, at);
   }
 
-  // INT:TYPE or FLOAT:TYPE, the number as printf("%g") or ("%.17g") writes it.
-  ValuePtr constant(std::size_t at) {
-    std::size_t e = pos_;
-    while (e < s_.size() && (ident_char(s_[e]) || s_[e] == '.' || s_[e] == '+' || s_[e] == '-')) ++e;
-    const std::string num(s_.substr(pos_, e - pos_));
-    pos_ = e;
-    if (pos_ >= s_.size() || s_[pos_] != ':') fail("expected ':TYPE' after the number '" + num + "', found " + found());
-    ++pos_;
-    const std::size_t type_at = pos_;
-    const std::string tn = ident_here("an element type");
-    ScalarType t;
-    if (!scalar_named(tn, &t)) fail_at(type_at, "unknown element type '" + tn + "'");
-    auto v = make(ValueKind::Const, Type::scalar(t));
-    if (is_float(t)) {
-      char* end = nullptr;
-      v->float_value = std::strtod(num.c_str(), &end);
-      if (num.empty() || end != num.c_str() + num.size()) fail_at(at, "malformed number '" + num + "'");
-    } else {
-      std::size_t i = num[0] == '-' ? 1 : 0;
-      bool ok = i < num.size();
-      for (std::size_t j = i; j < num.size(); ++j) ok = ok && digit(num[j]);
-      if (!ok) fail_at(at, "malformed integer '" + num + "' for " + tn);
-      const std::size_t saved = pos_;
-      pos_ = at;
-      v->int_value = integer("an integer");
-      pos_ = saved;
-    }
-    return v;
-  }
-
   ValuePtr call(const std::string& w, std::size_t at) {
     if (w == "cast" || w == "fill") {
-      auto v = make(w == "cast" ? ValueKind::Cast : ValueKind::Fill, {});
-      expect("<");
-      v->type = type();
+      auto v = typed(w == "cast" ? ValueKind::Cast : ValueKind::Fill);
       expect(">");
       expect("(");
       v->operands.push_back(value());
@@ -831,9 +526,7 @@ class Reader {
       return v;
     }
     if (w == "load") {
-      auto v = make(ValueKind::Load, {});
-      expect("<");
-      v->type = type();
+      auto v = typed(ValueKind::Load);
       expect(">");
       expect("(");
       v->view = view();
@@ -850,9 +543,7 @@ class Reader {
       return v;
     }
     if (w == "matmul") {
-      auto v = make(ValueKind::Matmul, {});
-      expect("<");
-      v->type = type();
+      auto v = typed(ValueKind::Matmul);
       if (eat(",")) v->matmul = enum_word<MatmulLowering>("matmul lowering");
       expect(">");
       expect("(");
@@ -865,10 +556,7 @@ class Reader {
     if (w.rfind("atomic_", 0) == 0) {
       auto v = make(ValueKind::Atomic, {});
       if (!enum_named(std::string_view(w).substr(7), &v->atomic_op)) fail_at(at, "unknown atomic '" + w + "'");
-      expect("<");
-      v->order = order();
-      expect(",");
-      v->scope = scope();
+      semantics(&v->order, &v->scope);
       std::optional<Type> ann;
       if (eat(",")) ann = type();
       expect(">");
@@ -928,9 +616,6 @@ class Reader {
     std::string name;
   };
 
-  std::string_view s_;
-  std::size_t pos_ = 0;
-  ReadError* err_;
   int depth_ = 0;
   Kernel* k_ = nullptr;
   std::vector<std::string> scope_;                    // names defined, innermost last

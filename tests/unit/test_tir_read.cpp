@@ -6,28 +6,16 @@
 
 #include <string>
 
-#include "compiler/diagnostics/diagnostics.hpp"
-#include "compiler/lex/lexer.hpp"
-#include "compiler/parse/parser.hpp"
 #include "compiler/passes/fold_constants.hpp"
-#include "compiler/sema/sema.hpp"
 #include "compiler/tir/tir_read.hpp"
 #include "compiler/tir/verify.hpp"
+#include "tir_test_support.hpp"
 
 using namespace irisc;
 
 namespace {
 
-tir::Module checked(const char* text) {
-  static SourceBuffer* keep = nullptr;  // sema's ranges point into the source
-  keep = new SourceBuffer("r.iris", text);
-  Diagnostics diags(keep);
-  TokenBuffer toks = lex(*keep, diags);
-  ast::Module ast = parse(toks, diags);
-  tir::Module m = check(ast, SemaOptions{}, diags);
-  EXPECT_FALSE(diags.has_errors()) << diags.render(false);
-  return m;
-}
+using tir_test::checked;
 
 // Reads `text`, which must verify; returns the module.
 tir::Module read_ok(const std::string& text) {

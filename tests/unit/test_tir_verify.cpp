@@ -4,28 +4,16 @@
 
 #include <string>
 
-#include "compiler/diagnostics/diagnostics.hpp"
-#include "compiler/lex/lexer.hpp"
-#include "compiler/parse/parser.hpp"
 #include "compiler/passes/choose_launch.hpp"
-#include "compiler/sema/sema.hpp"
 #include "compiler/tir/verify.hpp"
 #include "compiler/tir/visit.hpp"
+#include "tir_test_support.hpp"
 
 using namespace irisc;
 
 namespace {
 
-tir::Module checked(const char* text) {
-  static SourceBuffer* keep = nullptr;  // sema's ranges point into the source
-  keep = new SourceBuffer("v.iris", text);
-  Diagnostics diags(keep);
-  TokenBuffer toks = lex(*keep, diags);
-  ast::Module ast = parse(toks, diags);
-  tir::Module m = check(ast, SemaOptions{}, diags);
-  EXPECT_FALSE(diags.has_errors()) << diags.render(false);
-  return m;
-}
+using tir_test::checked;
 
 const char* kSource = R"(
 kernel k(x: symmetric tensor<f32>[N]) {
