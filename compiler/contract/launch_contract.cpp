@@ -8,6 +8,8 @@ namespace irisc::contract {
 namespace {
 
 using nlohmann::json;
+// Written with keys in declaration order (name first), so --emit=metadata reads well.
+using ojson = nlohmann::ordered_json;
 
 struct OpInfo {
   Op op;
@@ -27,25 +29,25 @@ constexpr const char* kArgKinds[] = {"context", "param", "size", "sms"};
 
 // ---- writing ---------------------------------------------------------------------------
 // Postfix -> nested JSON: 8, "world", "sms", ["size", 0], ["mul", a, b].
-json expr_json(const Expr& e) {
-  std::vector<json> stack;
+ojson expr_json(const Expr& e) {
+  std::vector<ojson> stack;
   for (const ExprOp& o : e.ops) {
     switch (o.op) {
       case Op::constant: stack.emplace_back(o.value); break;
-      case Op::size: stack.push_back(json::array({"size", o.value})); break;
+      case Op::size: stack.push_back(ojson::array({"size", o.value})); break;
       case Op::world:
       case Op::sms:
       case Op::resident: stack.emplace_back(info(o.op).name); break;
       default: {
-        json b = std::move(stack.back());
+        ojson b = std::move(stack.back());
         stack.pop_back();
-        json a = std::move(stack.back());
+        ojson a = std::move(stack.back());
         stack.pop_back();
-        stack.push_back(json::array({info(o.op).name, std::move(a), std::move(b)}));
+        stack.push_back(ojson::array({info(o.op).name, std::move(a), std::move(b)}));
       }
     }
   }
-  return stack.empty() ? json() : std::move(stack.back());
+  return stack.empty() ? ojson() : std::move(stack.back());
 }
 
 // ---- reading -----------------------------------------------------------------------------
@@ -355,36 +357,36 @@ std::string to_string(const Expr& e, std::span<const std::string> size_names) {
 }
 
 std::string write(const Module& module, int indent) {
-  json kernels = json::array();
+  ojson kernels = ojson::array();
   for (const Kernel& k : module.kernels) {
-    json params = json::array();
+    ojson params = ojson::array();
     for (const Param& p : k.params) {
-      json pj = {{"name", p.name}, {"kind", p.tensor ? "tensor" : "scalar"}, {"dtype", name(p.dtype)}};
+      ojson pj = {{"name", p.name}, {"kind", p.tensor ? "tensor" : "scalar"}, {"dtype", name(p.dtype)}};
       if (p.tensor) {
         pj["symmetric"] = p.symmetric;
-        json dims = json::array();
+        ojson dims = ojson::array();
         for (const Expr& d : p.dims) dims.push_back(expr_json(d));
         pj["dims"] = std::move(dims);
       }
       params.push_back(std::move(pj));
     }
-    json roles = json::array();
+    ojson roles = ojson::array();
     for (const Role& r : k.roles) roles.push_back({{"name", r.name}, {"programs", expr_json(r.programs)}});
-    json constants = json::object();
+    ojson constants = ojson::object();
     for (const auto& [n, v] : k.constants) constants[n] = v;
-    json args = json::array();
+    ojson args = ojson::array();
     for (const Arg& a : k.args) {
-      json aj = {{"kind", kArgKinds[static_cast<int>(a.kind)]}, {"bytes", a.bytes}};
+      ojson aj = {{"kind", kArgKinds[static_cast<int>(a.kind)]}, {"bytes", a.bytes}};
       if (a.kind == ArgKind::param || a.kind == ArgKind::size) aj["index"] = a.index;
       args.push_back(std::move(aj));
     }
-    json kj = json::object();
+    ojson kj = ojson::object();
     kj["name"] = k.name;
     kj["symbol"] = k.symbol;
     kj["threads"] = k.threads;
     kj["min_blocks_per_sm"] = k.min_blocks_per_sm;
     kj["dynamic_shared_bytes"] = k.dynamic_shared_bytes;
-    kj["grid"] = k.roles.empty() ? expr_json(k.grid) : json();
+    kj["grid"] = k.roles.empty() ? expr_json(k.grid) : ojson();
     kj["roles"] = std::move(roles);
     kj["constants"] = std::move(constants);
     kj["sizes"] = k.sizes;
@@ -392,7 +394,7 @@ std::string write(const Module& module, int indent) {
     kj["args"] = std::move(args);
     kernels.push_back(std::move(kj));
   }
-  json j = json::object();
+  ojson j = ojson::object();
   j["format"] = "irisc-metadata";
   j["version"] = kVersion;
   j["kernels"] = std::move(kernels);

@@ -17,20 +17,36 @@ class Printer {
   explicit Printer(const Kernel& k) : k_(k) {}
   std::string out;
 
-  std::string var(int v) const { return "%" + k_.vars[static_cast<std::size_t>(v)].name; }
+  // Lookups that survive malformed IR: the verifier prints the nodes it rejects.
+  template <class T>
+  static const T* at(const std::vector<T>& list, int i) {
+    return i >= 0 && static_cast<std::size_t>(i) < list.size() ? &list[static_cast<std::size_t>(i)] : nullptr;
+  }
+  std::string var(int v) const {
+    const Var* x = at(k_.vars, v);
+    return "%" + (x ? x->name : "<bad var " + std::to_string(v) + ">");
+  }
+  std::string param_name(int p) const {
+    const Param* x = at(k_.params, p);
+    return x ? x->name : "<bad param " + std::to_string(p) + ">";
+  }
+  std::string value(const ValuePtr& p) const { return p ? value(*p) : "<null>"; }
+  std::string operand(const Value& v, std::size_t i) const {
+    return i < v.operands.size() ? value(v.operands[i]) : "<missing>";
+  }
 
   std::string view(const View& v) const {
-    std::string s = k_.params[static_cast<std::size_t>(v.param)].name + "[" + value(*v.offset);
-    if (v.slice_dim == 1) s += " rows " + std::to_string(v.rows) + " valid " + value(*v.row_extent) + " x all " + value(*v.full);
-    else if (v.slice_dim == 0) s += " all " + value(*v.full) + " x cols " + std::to_string(v.size) + " valid " + value(*v.extent);
+    std::string s = param_name(v.param) + "[" + value(v.offset);
+    if (v.slice_dim == 1) s += " rows " + std::to_string(v.rows) + " valid " + value(v.row_extent) + " x all " + value(v.full);
+    else if (v.slice_dim == 0) s += " all " + value(v.full) + " x cols " + std::to_string(v.size) + " valid " + value(v.extent);
     else if (v.rows) {
       // `x` follows a call's `)` directly; after a name or number it needs spaces.
-      const std::string rows = value(*v.row_extent);
+      const std::string rows = value(v.row_extent);
       s += " +: " + std::to_string(v.rows) + "x" + std::to_string(v.size) + " valid " + rows +
-           (!rows.empty() && rows.back() == ')' ? "x" : " x ") + value(*v.extent);
+           (!rows.empty() && rows.back() == ')' ? "x" : " x ") + value(v.extent);
     }
-    else if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(*v.extent);
-    if (v.ld) s += " ld " + value(*v.ld);
+    else if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(v.extent);
+    if (v.ld) s += " ld " + value(v.ld);
     return s + "]";
   }
 
@@ -46,22 +62,25 @@ class Printer {
         }
         return std::to_string(v.int_value) + ":" + ast::scalar_type_name(v.type.elem);
       }
-      case ValueKind::ParamRef: return "$" + k_.params[static_cast<std::size_t>(v.param)].name;
-      case ValueKind::SizeRef: return "#" + k_.size_symbols[static_cast<std::size_t>(v.size)];
+      case ValueKind::ParamRef: return "$" + param_name(v.param);
+      case ValueKind::SizeRef: {
+        const std::string* n = at(k_.size_symbols, v.size);
+        return "#" + (n ? *n : "<bad size " + std::to_string(v.size) + ">");
+      }
       case ValueKind::VarRef: return var(v.var);
       case ValueKind::BuiltinRef: return name(v.builtin);
-      case ValueKind::RangeStart: return "start" + typed(v) + "(" + value(*v.operands[0]) + ")";
-      case ValueKind::RangeExtent: return "extent" + typed(v) + "(" + value(*v.operands[0]) + ")";
-      case ValueKind::Unary: return name(v.unop) + typed(v) + "(" + value(*v.operands[0]) + ")";
+      case ValueKind::RangeStart: return "start" + typed(v) + "(" + operand(v, 0) + ")";
+      case ValueKind::RangeExtent: return "extent" + typed(v) + "(" + operand(v, 0) + ")";
+      case ValueKind::Unary: return name(v.unop) + typed(v) + "(" + operand(v, 0) + ")";
       case ValueKind::Binary:
-        return name(v.binop) + typed(v) + "(" + value(*v.operands[0]) + ", " + value(*v.operands[1]) + ")";
-      case ValueKind::Cast: return "cast<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
+        return name(v.binop) + typed(v) + "(" + operand(v, 0) + ", " + operand(v, 1) + ")";
+      case ValueKind::Cast: return "cast<" + to_string(v.type) + ">(" + operand(v, 0) + ")";
       case ValueKind::Load:
-        return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(*v.rank) : "") +
-               (v.operands.empty() ? "" : ", other " + value(*v.operands[0])) + ")";
-      case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + value(*v.operands[0]) + ")";
-      case ValueKind::Iota: return "index" + typed(v) + "(" + value(*v.operands[0]) + ")";
-      case ValueKind::Reduce: return name(v.reduce_op) + typed(v) + "(" + value(*v.operands[0]) + ")";
+        return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(v.rank) : "") +
+               (v.operands.empty() ? "" : ", other " + operand(v, 0)) + ")";
+      case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + operand(v, 0) + ")";
+      case ValueKind::Iota: return "index" + typed(v) + "(" + operand(v, 0) + ")";
+      case ValueKind::Reduce: return name(v.reduce_op) + typed(v) + "(" + operand(v, 0) + ")";
       case ValueKind::Matmul:
         return "matmul<" + to_string(v.type) + (v.matmul == MatmulLowering::unchosen ? "" : std::string(", ") + name(v.matmul)) +
                ">(" + view(v.view) + ", " + view(v.view_b) + ")";
@@ -69,8 +88,8 @@ class Printer {
         const std::string t = typed(v);
         std::string s = std::string("atomic_") + name(v.atomic_op) + "<" + name(v.order) + ", " + name(v.scope) +
                         (t.empty() ? "" : ", " + t.substr(1, t.size() - 2)) + ">(" + view(v.view);
-        for (const ValuePtr& o : v.operands) s += ", " + value(*o);
-        if (v.rank) s += ", to " + value(*v.rank);
+        for (const ValuePtr& o : v.operands) s += ", " + value(o);
+        if (v.rank) s += ", to " + value(v.rank);
         return s + ")";
       }
     }
@@ -92,32 +111,32 @@ class Printer {
   void stmt(const Stmt& s, int d) {
     switch (s.kind) {
       case StmtKind::Let:
-        line(d, "let " + var(s.var) + ": " + to_string(k_.vars[static_cast<std::size_t>(s.var)].type) + " = " +
-                    value(*s.value));
+        line(d, "let " + var(s.var) + ": " + (at(k_.vars, s.var) ? to_string(at(k_.vars, s.var)->type) : std::string("?")) + " = " +
+                    value(s.value));
         break;
-      case StmtKind::Assign: line(d, var(s.var) + " = " + value(*s.value)); break;
+      case StmtKind::Assign: line(d, var(s.var) + " = " + value(s.value)); break;
       case StmtKind::Store:
-        line(d, "store " + view(s.view) + " <- " + value(*s.value) + (s.rank ? ", to " + value(*s.rank) : ""));
+        line(d, "store " + view(s.view) + " <- " + value(s.value) + (s.rank ? ", to " + value(s.rank) : ""));
         break;
       case StmtKind::Signal:
         line(d, std::string("signal<") + name(s.order) + ", " + name(s.scope) + ">" +
-                    (s.signal_op == SignalOp::add ? " add " : " set ") + view(s.view) + " <- " + value(*s.value) +
-                    (s.rank ? ", to " + value(*s.rank) : ""));
+                    (s.signal_op == SignalOp::add ? " add " : " set ") + view(s.view) + " <- " + value(s.value) +
+                    (s.rank ? ", to " + value(s.rank) : ""));
         break;
       case StmtKind::Wait:
         line(d, std::string("wait<") + name(s.order) + ", " + name(s.scope) + "> " + view(s.view) + " " + name(s.cmp) +
-                    " " + value(*s.value));
+                    " " + value(s.value));
         break;
-      case StmtKind::Eval: line(d, "eval " + value(*s.value)); break;
+      case StmtKind::Eval: line(d, "eval " + value(s.value)); break;
       case StmtKind::ForBlocks:
-        line(d, "for " + var(s.var) + " in blocks(" + value(*s.hi) + ", " + std::to_string(s.step) + ")" +
+        line(d, "for " + var(s.var) + " in blocks(" + value(s.hi) + ", " + std::to_string(s.step) + ")" +
                     (s.persistent ? " persistent" : "") + " {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;
       case StmtKind::ForTiles:
         line(d, "for " + (s.var_t >= 0 ? var(s.var_t) + ", " : std::string()) + "(" + var(s.var) + ", " + var(s.var2) +
-                    ") in tiles([" + value(*s.hi) + ", " + value(*s.hi2) + "], [" + std::to_string(s.step) + ", " +
+                    ") in tiles([" + value(s.hi) + ", " + value(s.hi2) + "], [" + std::to_string(s.step) + ", " +
                     std::to_string(s.step2) + "])" + (s.persistent ? " persistent" : "") + " {");
         stmts(s.body, d + 1);
         line(d, "}");
@@ -128,12 +147,12 @@ class Printer {
         line(d, "}");
         break;
       case StmtKind::ForRange:
-        line(d, "for " + var(s.var) + " in range(" + value(*s.lo) + ", " + value(*s.hi) + ") {");
+        line(d, "for " + var(s.var) + " in range(" + value(s.lo) + ", " + value(s.hi) + ") {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;
       case StmtKind::If:
-        line(d, "if " + value(*s.value) + " {");
+        line(d, "if " + value(s.value) + " {");
         stmts(s.body, d + 1);
         if (!s.else_body.empty()) {
           line(d, "} else {");
@@ -142,8 +161,9 @@ class Printer {
         line(d, "}");
         break;
       case StmtKind::Role:
-        line(d, "role " + k_.roles[static_cast<std::size_t>(s.role)].name + " = " +
-                    value(*k_.roles[static_cast<std::size_t>(s.role)].programs) + " {");
+        line(d, "role " + (at(k_.roles, s.role) ? at(k_.roles, s.role)->name + " = " + value(at(k_.roles, s.role)->programs)
+                                                 : "<bad role " + std::to_string(s.role) + ">") +
+                    " {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;
@@ -166,7 +186,7 @@ std::string print(const Module& module) {
       head += (i ? ", " : "") + prm.name + ": ";
       if (prm.is_tensor) {
         head += std::string(prm.symmetric ? "symmetric " : "") + "tensor<" + ast::scalar_type_name(prm.elem) + ">[";
-        for (std::size_t d = 0; d < prm.dims.size(); ++d) head += (d ? ", " : "") + p.value(*prm.dims[d]);
+        for (std::size_t d = 0; d < prm.dims.size(); ++d) head += (d ? ", " : "") + p.value(prm.dims[d]);
         head += "]";
       } else {
         head += ast::scalar_type_name(prm.elem);
@@ -193,7 +213,7 @@ std::string print(const Module& module) {
       head += " with";
       for (const auto& [n, v] : k.constants) head += " " + n + "=" + std::to_string(v);
     }
-    if (k.grid) head += " grid " + p.value(*k.grid);
+    if (k.grid) head += " grid " + p.value(k.grid);
     p.out += head + " {\n";
     std::string launch;
     if (k.layouts_chosen || k.block_threads != 256) launch += ", threads " + std::to_string(k.block_threads);

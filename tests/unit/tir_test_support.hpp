@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <memory>
+
 #include "compiler/diagnostics/diagnostics.hpp"
 #include "compiler/lex/lexer.hpp"
 #include "compiler/parse/parser.hpp"
@@ -15,10 +18,11 @@ namespace tir_test {
 // The checked TIR of `text`, which must have no errors.
 inline irisc::tir::Module checked(const char* text) {
   using namespace irisc;
-  static SourceBuffer* keep = nullptr;  // sema's ranges point into the source
-  keep = new SourceBuffer("test.iris", text);
-  Diagnostics diags(keep);
-  TokenBuffer toks = lex(*keep, diags);
+  // Sema's ranges point into the source, so every source stays alive.
+  static std::deque<std::unique_ptr<SourceBuffer>> sources;
+  const SourceBuffer& src = *sources.emplace_back(std::make_unique<SourceBuffer>("test.iris", text));
+  Diagnostics diags(&src);
+  TokenBuffer toks = lex(src, diags);
   ast::Module ast = parse(toks, diags);
   tir::Module m = check(ast, SemaOptions{}, diags);
   EXPECT_FALSE(diags.has_errors()) << diags.render(false);
