@@ -64,9 +64,8 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
   CompileResult r;
   Diagnostics diags(&source);
   diags.set_warnings_as_errors(options.warnings_as_errors);
-  const Target* target = find_target(options.target);
+  const Target* target = driver::find_target_or_report(options, diags);
   if (!target) {
-    diags.emit_unlocated(DiagnosticKind::UnknownTarget, {options.target, target_names()});
     finish(r, diags);
     return r;
   }

@@ -18,6 +18,12 @@ void finish(CompileResult& r, const Diagnostics& diags) {
   r.ok = !diags.has_errors();
 }
 
+const Target* find_target_or_report(const CompileOptions& options, Diagnostics& diags) {
+  const Target* target = find_target(options.target);
+  if (!target) diags.emit_unlocated(DiagnosticKind::UnknownTarget, {options.target, target_names()});
+  return target;
+}
+
 void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, const Target& target,
            bool passes_for_listing, Diagnostics& diags, CompileResult& r) {
   tm.target = &target;

@@ -13,6 +13,9 @@ namespace irisc::driver {
 // Copies the diagnostics and their counts into `r`.
 void finish(CompileResult& r, const Diagnostics& diags);
 
+// The Target options.target names, or null after an UnknownTarget diagnostic.
+const Target* find_target_or_report(const CompileOptions& options, Diagnostics& diags);
+
 // Runs the pipeline (only options.only_pass when set; none for a listing that asks for
 // --emit=tir without a pass: `passes_for_listing` false), prints the TIR, then emits
 // and compiles while options.stop_after asks for more. Ends with finish().
