@@ -91,11 +91,12 @@ CudaModule emit_cuda(const Module& module, const std::string& source_name) {
        "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a / (unsigned)b) : a / b;\n}\n";
   s += "__device__ __forceinline__ long long iris_rem(long long a, long long b) {\n"
        "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a % (unsigned)b) : a % b;\n}\n\n";
-  for (const Kernel& k : module.kernels) {
-    CudaKernelPrinter(k, s).print();
+  const contract::Module contract = launch_contract(module);
+  for (std::size_t i = 0; i < module.kernels.size(); ++i) {
+    CudaKernelPrinter(module.kernels[i], contract.kernels[i], s).print();
     s += "\n";
   }
-  out.metadata = contract::write(launch_contract(module));
+  out.metadata = contract::write(contract);
   s += "// The launch contract (parameters, sizes, grid policy), read by libiris.\n";
   s += "extern \"C\" __device__ const char iris_metadata[] = " + cuda_string_literal(out.metadata) + ";\n";
   return out;

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "compiler/codegen/metadata.hpp"
 #include "compiler/tir/visit.hpp"
 
 namespace irisc {
@@ -36,7 +35,7 @@ bool mentions_world(const Value& v) {
 
 void GpuKernelPrinter::print() {
   threads_ = k_.block_threads;
-  const contract::Kernel c = launch_contract(k_);
+  const contract::Kernel& c = contract_;
   line(0, kernel_qualifiers() + " " + c.symbol + "(");
   // The signature follows the contract's argument list, which the launcher packs.
   std::string params;

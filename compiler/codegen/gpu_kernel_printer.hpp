@@ -12,12 +12,15 @@
 #include <vector>
 
 #include "compiler/codegen/cpp_printer.hpp"
+#include "compiler/contract/launch_contract.hpp"
 
 namespace irisc {
 
 class GpuKernelPrinter : public CppPrinter {
  public:
-  GpuKernelPrinter(const tir::Kernel& k, std::string& out) : CppPrinter(out), k_(k) {}
+  // `contract` is the kernel's launch contract (its signature follows contract.args).
+  GpuKernelPrinter(const tir::Kernel& k, const contract::Kernel& contract, std::string& out)
+      : CppPrinter(out), k_(k), contract_(contract) {}
   void print();
 
  protected:
@@ -36,6 +39,7 @@ class GpuKernelPrinter : public CppPrinter {
   virtual std::string grid_blocks() const = 0;   // programs in the grid
 
   const tir::Kernel& k_;
+  const contract::Kernel& contract_;
   int threads_ = 256;
 
  private:

@@ -95,22 +95,6 @@ struct LaunchEval {
   }
 };
 
-// Whether `v` is computed from what a launcher knows: constants, sizes and world.
-bool known_at_launch(const Value& v) {
-  return !any_value(v, [](const Value& x) {
-    switch (x.kind) {
-      case ValueKind::Const: return !is_integer(x.type.elem);
-      case ValueKind::SizeRef:
-      case ValueKind::Cast: return false;
-      case ValueKind::BuiltinRef: return x.builtin != Builtin::world;
-      case ValueKind::Binary:
-        return !(x.binop == BinOp::add || x.binop == BinOp::sub || x.binop == BinOp::mul || x.binop == BinOp::div ||
-                 x.binop == BinOp::rem);
-      default: return true;
-    }
-  });
-}
-
 void collect_names(const ast::Expr& e, std::vector<const ast::Expr*>& out) {
   if (e.kind == ast::ExprKind::Name) out.push_back(&e);
   for (const auto& a : e.args) collect_names(*a, out);
@@ -204,7 +188,7 @@ void KernelChecker::run() {
           continue;
         }
         ValuePtr v = expr(*d);
-        if (v->error || !v->type.is_scalar() || !is_integer(v->type.elem) || !known_at_launch(*v)) {
+        if (v->error || not_at_launch(*v, LaunchUse::extent)) {
           if (!v->error) {
             diags_.emit(DiagnosticKind::NotConstant, d->range,
                         {"a tensor extent (built from sizes, compile-time parameters and world)"});

@@ -107,6 +107,32 @@ const Layout* Kernel::layout_of(const Type& t) const {
 
 bool Kernel::has_layout(const Type& t) const { return layout_of(t) != nullptr; }
 
+const Value* not_at_launch(const Value& v, LaunchUse use) {
+  const bool grid = use == LaunchUse::grid;
+  const Value* bad = nullptr;
+  any_value(v, [&](const Value& x) {
+    const bool integer = x.type.is_scalar() && is_integer(x.type.elem);
+    bool ok = false;
+    switch (x.kind) {
+      case ValueKind::Const:
+      case ValueKind::SizeRef: ok = true; break;
+      case ValueKind::Cast: ok = x.operands.size() == 1; break;
+      case ValueKind::BuiltinRef:
+        ok = x.builtin == Builtin::world || (grid && (x.builtin == Builtin::sms || x.builtin == Builtin::resident));
+        break;
+      case ValueKind::Binary:
+        ok = x.operands.size() == 2 &&
+             (x.binop == BinOp::add || x.binop == BinOp::sub || x.binop == BinOp::mul || x.binop == BinOp::div ||
+              x.binop == BinOp::rem || (grid && (x.binop == BinOp::min || x.binop == BinOp::max)));
+        break;
+      default: break;
+    }
+    if (!ok || !integer) bad = &x;
+    return bad != nullptr;
+  });
+  return bad;
+}
+
 bool same_value(const Value& a, const Value& b) {
   auto same_view = [](const View& x, const View& y) {
     return x.param == y.param && x.size == y.size && x.rows == y.rows && x.slice_dim == y.slice_dim;

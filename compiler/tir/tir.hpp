@@ -222,4 +222,11 @@ std::string print(const Kernel& kernel, const Value& value);
 // Whether two values are the same expression (same kinds, fields and children).
 bool same_value(const Value& a, const Value& b);
 
+// Launch values: what a launcher can evaluate (the contract's expressions). Tensor
+// extents are integer constants, size symbols, world, casts and + - * / %; grids and
+// role program counts may also use sms, resident, min and max.
+enum class LaunchUse : std::uint8_t { extent, grid };
+// The first node of `v` (pre-order) that is not a launch value for `use`; null if none.
+const Value* not_at_launch(const Value& v, LaunchUse use);
+
 }  // namespace irisc::tir

@@ -32,24 +32,17 @@ class Verifier {
     for (const Param& p : k_.params) {
       for (const ValuePtr& d : p.dims) {
         if (!d) return "tensor '" + p.name + "' has a null extent";
-        launch_value(*d, /*sms_allowed=*/false, "the extent of '" + p.name + "'");
+        launch_value(*d, LaunchUse::extent, "the extent of '" + p.name + "'");
       }
       if (!p.is_tensor && !p.dims.empty()) fail("scalar '" + p.name + "' has extents");
     }
     if (k_.layouts_chosen && k_.roles.empty() != static_cast<bool>(k_.grid)) {
       fail("a kernel has a grid exactly when it has no roles");
     }
-    if (k_.grid) launch_value(*k_.grid, true, "the grid");
-    for (const Param& p : k_.params) {
-      for (const ValuePtr& d : p.dims) {
-        if (d && any_value(*d, [](const Value& x) { return x.kind == ValueKind::BuiltinRef && x.builtin == Builtin::resident; })) {
-          fail("the extent of '" + p.name + "' uses resident");
-        }
-      }
-    }
+    if (k_.grid) launch_value(*k_.grid, LaunchUse::grid, "the grid");
     for (const Role& r : k_.roles) {
       if (!r.programs) fail("role '" + r.name + "' has no program count");
-      else launch_value(*r.programs, true, "the program count of role '" + r.name + "'");
+      else launch_value(*r.programs, LaunchUse::grid, "the program count of role '" + r.name + "'");
     }
     if (k_.layouts_chosen && (k_.block_threads < 1 || k_.block_threads > 1024)) {
       fail("block of " + std::to_string(k_.block_threads) + " threads");
@@ -79,19 +72,12 @@ class Verifier {
 
   // Values computed from what the launcher knows: constants, sizes, world (and sms for
   // grids), with + - * / % min max.
-  void launch_value(const Value& v, bool sms_allowed, const std::string& what) {
+  void launch_value(const Value& v, LaunchUse use, const std::string& what) {
+    if (const Value* bad = not_at_launch(v, use)) fail(what + " holds " + at(*bad) + ", which is not known at launch");
     walk(v, [&](const Value& x) {
-      const bool ok =
-          (x.kind == ValueKind::Const && is_integer(x.type.elem)) ||
-          (x.kind == ValueKind::SizeRef && x.size >= 0 && x.size < static_cast<int>(k_.size_symbols.size())) ||
-          (x.kind == ValueKind::BuiltinRef &&
-           (x.builtin == Builtin::world ||
-            (sms_allowed && (x.builtin == Builtin::sms || x.builtin == Builtin::resident)))) ||
-          (x.kind == ValueKind::Binary && x.operands.size() == 2 &&
-           (x.binop == BinOp::add || x.binop == BinOp::sub || x.binop == BinOp::mul || x.binop == BinOp::div ||
-            x.binop == BinOp::rem || x.binop == BinOp::min || x.binop == BinOp::max)) ||
-          (x.kind == ValueKind::Cast && x.operands.size() == 1);
-      if (!ok || !is_int_scalar(x)) fail(what + " holds " + at(x) + ", which is not known at launch");
+      if (x.kind == ValueKind::SizeRef && (x.size < 0 || x.size >= static_cast<int>(k_.size_symbols.size()))) {
+        fail(what + " names no size");
+      }
     });
   }
 
