@@ -1,7 +1,7 @@
 # Fuzzing irisc. Included from tests/CMakeLists.txt.
 #
 #   irisc_fuzz_nvrtc      any compiler (g++ too): random well-typed programs
-#                         (gen_program.cpp) compiled through irisc and NVRTC to cubins;
+#                         (gen_program*.cpp) compiled through irisc and NVRTC to cubins;
 #                         a program sema accepts but NVRTC rejects is a finding.
 #                         tools/scripts/fuzz_nvrtc.sh runs it. The ctest
 #                         `irisc_fuzz_nvrtc_quick` (label fuzz_nvrtc) compiles 20 programs
@@ -22,7 +22,8 @@
 # which replays the seed corpus once. tools/scripts/fuzz.sh does the latter in build-fuzz.
 option(IRISC_FUZZ "Build the libFuzzer targets by default (needs clang)" OFF)
 
-add_executable(irisc_fuzz_nvrtc ${CMAKE_CURRENT_LIST_DIR}/fuzz_nvrtc.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program.cpp)
+add_executable(irisc_fuzz_nvrtc ${CMAKE_CURRENT_LIST_DIR}/fuzz_nvrtc.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gen_program_expr.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program_stmt.cpp)
 target_link_libraries(irisc_fuzz_nvrtc PRIVATE irisc_lib)
 target_include_directories(irisc_fuzz_nvrtc PRIVATE ${PROJECT_SOURCE_DIR})
 set_target_properties(irisc_fuzz_nvrtc PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
