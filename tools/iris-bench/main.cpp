@@ -3,11 +3,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #include <functional>
 #include <string>
 
 #include "iris/iris.hpp"
 #include "compile.hpp"
+#include "gemm.hpp"
 #include "launch.hpp"
 #include "p2p.hpp"
 
@@ -22,9 +24,21 @@ void usage() {
       "  launch  host time Program::launch adds over launch_raw with the same arguments\n"
       "          (one rank); options: --iris FILE (default sample 07), --kernel NAME,\n"
       "          --size N (every size symbol), --launches N per batch, --batches N\n"
+      "  gemm    the sm90 GEMM template (hand-written CUDA; with --iris, also an .iris kernel)\n"
+      "          against cuBLAS on the same random inputs, alternating, checked against f64\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
       "          remote atomic throughput and signal ping-pong latency, each next to\n"
       "          cudaMemcpyPeerAsync on the same buffers\n\n"
+      "gemm options:\n"
+      "  --shapes LIST   MxNxK,... (default 8192^3, 4096^3, 2048^3, M = 128..2048 with\n"
+      "                  N = K = 8192, 8192x7168x8192, 8192x8192x7168)\n"
+      "  --dtypes LIST   bf16,f16 (default bf16)\n"
+      "  --layouts LIST  kn (B is [K, N]), nk (B is [N, K]) (default kn)\n"
+      "  --tile T        auto (by shape class), 128x256, 128x128, 64x256 or 64x128\n"
+      "  --iris FILE     also time FILE's kernels gemm_<dtype>_<layout>(A, B, C)\n"
+      "  --iters N       timed samples per kernel, median reported (default 20)\n"
+      "  --warmup N      untimed samples first (default 5)\n"
+      "  --json FILE     also write the results as JSON\n\n"
       "p2p options:\n"
       "  --sizes LIST    comma-separated sizes (default 1MiB,16MiB,256MiB,1GiB)\n"
       "  --iters N       timed repetitions per case (default 10; x4 below 256 MiB)\n"
@@ -120,6 +134,43 @@ int main(int argc, char** argv) {
     });
     if (parsed >= 0) return parsed;
     return measure([&] { return iris::bench::run_launch(lo); });
+  }
+  if (cmd == "gemm") {
+    iris::bench::GemmBenchOptions go;
+    const auto split = [](const std::string& list) {
+      std::vector<std::string> out;
+      std::size_t pos = 0;
+      while (pos <= list.size()) {
+        std::size_t comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > pos) out.push_back(list.substr(pos, comma - pos));
+        pos = comma + 1;
+      }
+      return out;
+    };
+    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+      if (a == "--shapes") {
+        for (const std::string& s : split(value())) {
+          long long m = 0, n = 0, k = 0;
+          char x1 = 0, x2 = 0;
+          if (std::sscanf(s.c_str(), "%lld%c%lld%c%lld", &m, &x1, &n, &x2, &k) != 5 || x1 != 'x' || x2 != 'x' || m < 1 ||
+              n < 1 || k < 1) {
+            throw iris::Error("--shapes: '" + s + "' is not MxNxK");
+          }
+          go.shapes.push_back({m, n, k});
+        }
+      } else if (a == "--dtypes") go.dtypes = split(value());
+      else if (a == "--layouts") go.layouts = split(value());
+      else if (a == "--tile") go.tile = value();
+      else if (a == "--iris") go.iris_file = value();
+      else if (a == "--iters") go.iters = std::max(1, std::atoi(value().c_str()));
+      else if (a == "--warmup") go.warmup = std::max(0, std::atoi(value().c_str()));
+      else if (a == "--json") go.json_path = value();
+      else return false;
+      return true;
+    });
+    if (parsed >= 0) return parsed;
+    return measure([&] { return iris::bench::run_gemm(go); });
   }
   if (cmd != "p2p") {
     std::fprintf(stderr, "iris-bench: unknown command '%s' (see --help)\n", cmd.c_str());

@@ -16,5 +16,7 @@ done
 cp "$src"/samples/*.cubin "$src"/samples/*.iris "$dst/samples/"
 cp "$src/tests/iris_gpu_tests" "$dst/tests/"
 cp "$src/bin/iris-bench" "$src/bin/irisc" "$dst/bin/"
+mkdir -p "$dst/tools"
+cp "$src"/tools/iris-bench_gemm_kernels_gemm_kernels.fatbin "$dst/tools/" 2>/dev/null || true
 strip --strip-debug "$dst"/samples/0[0-9]_*[!.]?? "$dst/tests/iris_gpu_tests" "$dst"/bin/* 2>/dev/null || true
 du -sh "$dst"

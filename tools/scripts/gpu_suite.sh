@@ -3,7 +3,7 @@
 # made elsewhere: the GPU test suite at 1, 2 and 4 ranks in thread mode and under
 # mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p.
 #
-#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [launch]   (default: all)
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [launch] [gemm]   (default: all)
 #
 # Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
 # Exit status: nonzero if any step failed.
@@ -12,7 +12,7 @@ export NCCL_NVLS_ENABLE=0
 B=${BUILD:-build}
 OUT=${OUT:-/tmp/iris-gpu-suite}
 mkdir -p "$OUT"
-steps=${*:-tests mpi samples memcheck bench launch}
+steps=${*:-tests mpi samples memcheck bench launch gemm}
 summary=()
 status=0
 step() {  # step NAME LOGFILE TIMEOUT CMD...
@@ -84,6 +84,26 @@ for s in $steps; do
     # Host time Program::launch adds over launch_raw, sample 07's kernel.
     step "iris-bench launch" bench_launch.log 300 "$B/bin/iris-bench" launch --iris "$B/samples/gemm_all_scatter.iris"
     cat "$OUT/bench_launch.log"
+    ;;
+  gemm)
+    # The sm90 GEMM against cuBLAS: SASS check, ragged shapes for correctness, then the
+    # table (GEMM_ARGS adds options, e.g. --dtypes bf16,f16), with the SM clock and
+    # power sampled every 200 ms alongside.
+    fb="$B/tools/iris-bench_gemm_kernels_gemm_kernels.fatbin"
+    if command -v cuobjdump >/dev/null && [ -f "$fb" ]; then
+      cuobjdump -sass "$fb" >"$OUT/gemm_sass.txt" 2>&1
+      { echo "HGMMA: $(grep -c HGMMA "$OUT/gemm_sass.txt")  local memory (LDL/STL): $(grep -cE '\b(LDL|STL)\b' "$OUT/gemm_sass.txt")"; } >"$OUT/gemm_sass_summary.txt"
+      cat "$OUT/gemm_sass_summary.txt"
+    fi
+    step "iris-bench gemm, ragged shapes" gemm_ragged.log 120 "$B/bin/iris-bench" gemm --dtypes bf16,f16 --layouts kn,nk \
+      --shapes 200x304x136,128x256x64,1000x1000x1000,129x264x72,4096x4096x520 --iters 3 --warmup 1 ${IRIS_FILE_ARG:-}
+    cat "$OUT/gemm_ragged.log"
+    nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 >"$OUT/gemm_clocks.csv" 2>&1 &
+    smi=$!
+    # shellcheck disable=SC2086
+    step "iris-bench gemm" gemm.log 600 "$B/bin/iris-bench" gemm --json "$OUT/gemm.json" ${GEMM_ARGS:-} ${IRIS_FILE_ARG:-}
+    kill $smi 2>/dev/null
+    cat "$OUT/gemm.log"
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac

@@ -11,4 +11,5 @@
 #include "iris/program.hpp"
 #include "iris/size.hpp"
 #include "iris/tensor.hpp"
+#include "iris/tensor_map.hpp"
 #include "iris/timing.hpp"

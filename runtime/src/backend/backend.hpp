@@ -26,6 +26,7 @@
 
 #include "iris/error.hpp"
 #include "iris/module.hpp"
+#include "iris/tensor_map.hpp"
 
 namespace iris {
 
@@ -145,6 +146,9 @@ class Backend {
   // iris::Error("launch of kernel '<kernel_name>' failed: ...").
   virtual void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes,
                       StreamHandle* stream, void** args, std::string_view kernel_name) = 0;
+
+  // Encodes a tiled tensor map (a validated spec; see iris/tensor_map.hpp) into `out`.
+  virtual void encode_tensor_map(const TensorMapSpec& spec, TensorMap* out) = 0;
 
   // --- streams and events -------------------------------------------------------------------
   virtual StreamHandle* stream_create() = 0;  // non-blocking with respect to the default stream

@@ -271,6 +271,43 @@ class CudaBackend final : public Backend {
     if (rc != CUDA_SUCCESS) cuda::check(rc, "launch of kernel '" + std::string(kernel_name) + "'");
   }
 
+  void encode_tensor_map(const TensorMapSpec& spec, TensorMap* out) override {
+    static_assert(sizeof(CUtensorMap) == sizeof(TensorMap::opaque));
+    const auto& api = cuda::driver();
+    if (!api.cuTensorMapEncodeTiled) throw Error("tensor maps need a CUDA 12 driver (cuTensorMapEncodeTiled is missing)");
+    CUtensorMapDataType type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    switch (spec.dtype) {
+      case DType::f32: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+      case DType::f16: type = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+      case DType::bf16: type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+      case DType::i32: type = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+      case DType::i64: type = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+      case DType::u32: type = CU_TENSOR_MAP_DATA_TYPE_UINT32; break;
+      case DType::u64: type = CU_TENSOR_MAP_DATA_TYPE_UINT64; break;
+    }
+    CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    switch (spec.swizzle) {
+      case TensorMapSwizzle::none: swizzle = CU_TENSOR_MAP_SWIZZLE_NONE; break;
+      case TensorMapSwizzle::b32: swizzle = CU_TENSOR_MAP_SWIZZLE_32B; break;
+      case TensorMapSwizzle::b64: swizzle = CU_TENSOR_MAP_SWIZZLE_64B; break;
+      case TensorMapSwizzle::b128: swizzle = CU_TENSOR_MAP_SWIZZLE_128B; break;
+    }
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], elem_strides[5];
+    for (int i = 0; i < spec.rank; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      dims[i] = spec.dims[u];
+      box[i] = spec.box[u];
+      elem_strides[i] = 1;
+      if (i > 0) strides[i - 1] = spec.strides[u];
+    }
+    CUtensorMap map;
+    CU_CALL(cuTensorMapEncodeTiled, &map, type, static_cast<cuuint32_t>(spec.rank), const_cast<void*>(spec.base), dims,
+            strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    std::memcpy(out->opaque, &map, sizeof map);
+  }
+
   StreamHandle* stream_create() override {
     CUstream s = nullptr;
     CU_CALL(cuStreamCreate, &s, CU_STREAM_NON_BLOCKING);

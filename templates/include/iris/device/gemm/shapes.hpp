@@ -1,0 +1,61 @@
+// GEMM configurations that the device library, the compiler and the runtime all need:
+// plain constexpr values with no CUDA dependency, so irisc's select-matmul pass and
+// libiris's tensor-map builder size shared memory and TMA boxes by the very numbers
+// the sm90 kernel allocates by.
+#pragma once
+
+#include "../arch.hpp"
+
+namespace iris::device::gemm {
+
+// How B is laid out in global memory: [K, N] row-major (n contiguous, "MN-major" to the
+// tensor cores) or [N, K] row-major (k contiguous, "K-major", B transposed).
+enum class BLayout : int { kn = 0, nk = 1 };
+
+// One sm90 warp-specialized configuration: a BM x BN tile of C per program, BK-deep
+// slices of A and B through a STAGES-deep shared-memory ring. One producer warpgroup
+// issues the TMA loads; BM / 64 consumer warpgroups each own 64 rows of the tile.
+struct Sm90Shape {
+  int bm = 128, bn = 256, bk = 64, stages = 4;
+  // Tile rows grouped for L2 reuse in the persistent order (Triton's grouped order).
+  int group_m = 16;
+};
+
+inline constexpr int kSm90ProducerThreads = 128;
+inline constexpr int kSm90WarpgroupRows = 64;
+// A TMA box row is one 128-byte swizzle span: 64 16-bit elements.
+inline constexpr int kSm90BoxInner = 64;
+inline constexpr int kSm90ElemBytes = 2;
+
+IRIS_HOST_DEVICE constexpr int sm90_consumers(const Sm90Shape& s) { return s.bm / kSm90WarpgroupRows; }
+IRIS_HOST_DEVICE constexpr int sm90_threads(const Sm90Shape& s) {
+  return kSm90ProducerThreads + sm90_consumers(s) * 128;
+}
+// Bytes of one stage of the ring (A slice then B slice), a multiple of 1024 as the
+// 128-byte swizzle wants.
+IRIS_HOST_DEVICE constexpr long long sm90_stage_bytes(const Sm90Shape& s) {
+  return (long long)(s.bm + s.bn) * s.bk * kSm90ElemBytes;
+}
+// Dynamic shared memory of a program: 1024 bytes of alignment slack, the ring, and its
+// full/empty barriers (8 bytes each).
+IRIS_HOST_DEVICE constexpr long long sm90_shared_bytes(const Sm90Shape& s) {
+  return 1024 + s.stages * sm90_stage_bytes(s) + 2 * 8 * s.stages;
+}
+// Whether the shape is one the kernel is written for.
+IRIS_HOST_DEVICE constexpr bool sm90_shape_ok(const Sm90Shape& s) {
+  return (s.bm == 64 || s.bm == 128) && (s.bn == 64 || s.bn == 128 || s.bn == 192 || s.bn == 256) &&
+         s.bk == 64 && s.stages >= 2 && s.stages <= 8 && s.group_m >= 1;
+}
+
+// The TMA boxes (inner dimension first) the runtime encodes tensor maps with. A is
+// [M, K] (k inner); B is [K, N] (n inner, boxes of 64 columns, BN / 64 per stage) or
+// [N, K] (k inner, one box per stage).
+struct Box2D {
+  int inner = 0, outer = 0;
+};
+IRIS_HOST_DEVICE constexpr Box2D sm90_box_a(const Sm90Shape& s) { return {s.bk, s.bm}; }
+IRIS_HOST_DEVICE constexpr Box2D sm90_box_b(const Sm90Shape& s, BLayout layout) {
+  return layout == BLayout::kn ? Box2D{kSm90BoxInner, s.bk} : Box2D{s.bk, s.bn};
+}
+
+}  // namespace iris::device::gemm

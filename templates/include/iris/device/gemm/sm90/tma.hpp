@@ -1,0 +1,40 @@
+// TMA (the bulk tensor copy engine, cp.async.bulk.tensor): the tensor map a global tile
+// owns, and 2-D loads into shared memory that complete on an mbarrier.
+//
+// A TensorMap is the driver's CUtensorMap (128 opaque bytes, 64-byte aligned), declared
+// here without <cuda.h> so that the header compiles under NVRTC. Kernels take it by
+// value as a `const __grid_constant__` parameter; libiris encodes it on the host
+// (iris::TensorMap, cuTensorMapEncodeTiled) with the boxes of gemm/shapes.hpp.
+#pragma once
+
+#include "barrier.hpp"
+
+namespace iris::device {
+
+struct alignas(64) TensorMap {
+  u64 opaque[16];
+};
+
+}  // namespace iris::device
+
+#if IRIS_CUDA_COMPILER
+namespace iris::device::sm90 {
+
+// Fetches the tensor map into the descriptor cache ahead of the first load.
+IRIS_DEVICE IRIS_FORCEINLINE void tma_prefetch(const TensorMap& map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<u64>(&map)) : "memory");
+}
+
+// dst (shared, 1024-aligned for the 128-byte swizzle) <- the box at element coordinates
+// (inner, outer) of `map`; completes as transactions on `bar`. Out-of-bounds elements
+// are filled with zeros and still count.
+IRIS_DEVICE IRIS_FORCEINLINE void tma_load_2d(void* dst, const TensorMap& map, Mbarrier& bar, int inner, int outer) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<u64>(&map)), "r"(smem_addr(&bar)), "r"(inner), "r"(outer)
+      : "memory");
+}
+
+}  // namespace iris::device::sm90
+#endif  // IRIS_CUDA_COMPILER
