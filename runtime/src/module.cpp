@@ -77,6 +77,18 @@ std::vector<std::string> Module::kernel_names() const {
   return backend::active().module_function_names(impl_->handle);
 }
 
+int max_active_clusters(const Kernel& kernel, unsigned cluster, unsigned threads, std::size_t shared_bytes) {
+  if (!kernel) throw Error("max_active_clusters of an empty Kernel");
+  auto& bk = backend::active();
+  if (shared_bytes > (48u << 10)) {
+    bk.set_max_dynamic_shared_bytes(kernel.handle(), shared_bytes);
+    if (kernel.shared_allowed_ && shared_bytes > kernel.shared_allowed_->load(std::memory_order_relaxed)) {
+      kernel.shared_allowed_->store(shared_bytes, std::memory_order_relaxed);
+    }
+  }
+  return bk.max_active_clusters(kernel.handle(), static_cast<int>(cluster), static_cast<int>(threads), shared_bytes);
+}
+
 Kernel Module::kernel(const std::string& name) const {
   if (!impl_) throw Error("kernel lookup of '" + name + "' in an empty Module");
   auto& bk = backend::active();

@@ -22,26 +22,33 @@ namespace {
 namespace dg = iris::device::gemm;
 
 struct Tile {
-  int bm, bn, stages;
+  int bm, bn, stages, cluster;
+  std::string name() const {
+    return std::to_string(bm) + "x" + std::to_string(bn) + (cluster > 1 ? "c" + std::to_string(cluster) : "");
+  }
 };
-// The configurations gemm_kernels.cu instantiates.
-constexpr Tile kTiles[] = {{128, 256, 4}, {128, 128, 6}, {64, 256, 5}, {64, 128, 8}};
+// The configurations gemm_kernels.cu instantiates; c2: clusters of 2 along M sharing B
+// by multicast. The first three, largest first, are the shape-class table `auto` picks
+// from (measured on H100: docs/performance.md).
+const Tile kTiles[] = {{128, 256, 4, 2}, {128, 128, 6, 2}, {64, 128, 8, 1},
+                       {128, 256, 4, 1}, {128, 128, 6, 1}, {64, 256, 5, 1}};
+constexpr int kAutoTiles = 3;
 
 const Tile& tile_named(const std::string& name) {
   for (const Tile& t : kTiles) {
-    if (name == std::to_string(t.bm) + "x" + std::to_string(t.bn)) return t;
+    if (name == t.name()) return t;
   }
-  throw Error("--tile: no kernel for '" + name + "' (128x256, 128x128, 64x256 or 64x128)");
+  throw Error("--tile: no kernel for '" + name + "' (128x256, 128x128, 64x256, 64x128, 128x256c2, 128x128c2)");
 }
 
 std::int64_t tiles_of(const GemmShape& s, const Tile& t) { return ((s.m + t.bm - 1) / t.bm) * ((s.n + t.bn - 1) / t.bn); }
 
 // The shape-class table: the largest tile that still gives most SMs a tile.
 const Tile& auto_tile(const GemmShape& s, int sms) {
-  for (const Tile& t : kTiles) {
-    if (tiles_of(s, t) >= sms * 3 / 4) return t;
+  for (int i = 0; i < kAutoTiles; ++i) {
+    if (tiles_of(s, kTiles[i]) >= sms * 3 / 4) return kTiles[i];
   }
-  return kTiles[3];
+  return kTiles[kAutoTiles - 1];
 }
 
 double median(std::vector<double> v) {
@@ -100,7 +107,7 @@ void bench_one(Context& ctx, const Module& mod, samples::Cublas* cublas, Program
   const DType dt = dtype_of_v<T>;
   const Tile& t = o.tile == "auto" ? auto_tile(s, ctx.multiprocessors()) : tile_named(o.tile);
   const std::string layout = b_nk ? "nk" : "kn";
-  const std::string tname = std::to_string(t.bm) + "x" + std::to_string(t.bn);
+  const std::string tname = t.name();
   Kernel kern = mod.kernel("gemm_sm90_" + dtype_name + "_" + layout + "_" + tname);
 
   auto A = ctx.randn<T>(Shape{s.m, s.k}, seed);
@@ -109,13 +116,24 @@ void bench_one(Context& ctx, const Module& mod, samples::Cublas* cublas, Program
   auto Cref = ctx.full<T>(Shape{s.m, s.n}, NAN);
   auto Ciris = ctx.full<T>(Shape{s.m, s.n}, NAN);
 
-  const dg::Sm90Shape shape{t.bm, t.bn, 64, t.stages, 16};
+  const dg::Sm90Shape shape{t.bm, t.bn, 64, t.stages, 16, t.cluster};
   const dg::Box2D ba = dg::sm90_box_a(shape), bb = dg::sm90_box_b(shape, b_nk ? dg::BLayout::nk : dg::BLayout::kn);
   const TensorMap& amap = encode_tensor_map(TensorMapSpec::matrix(dt, A.data(), s.m, s.k, s.k, ba.outer, ba.inner));
   const TensorMap& bmap = b_nk ? encode_tensor_map(TensorMapSpec::matrix(dt, B.data(), s.n, s.k, s.k, bb.outer, bb.inner))
                                : encode_tensor_map(TensorMapSpec::matrix(dt, B.data(), s.k, s.n, s.n, bb.outer, bb.inner));
   LaunchConfig cfg;
-  cfg.grid = Dim3(static_cast<unsigned>(std::min<std::int64_t>(tiles_of(s, t), ctx.multiprocessors())));
+  // Persistent: a program per SM, or as many whole clusters as the device holds at once
+  // (a GPC whose SM count is odd leaves one SM out of clusters of 2); fewer when there
+  // are fewer tiles.
+  const std::int64_t resident =
+      t.cluster > 1 ? std::int64_t{t.cluster} * max_active_clusters(kern, static_cast<unsigned>(t.cluster),
+                                                                    static_cast<unsigned>(dg::sm90_threads(shape)),
+                                                                    static_cast<std::size_t>(dg::sm90_shared_bytes(shape)))
+                    : ctx.multiprocessors();
+  if (resident < t.cluster) throw Error("no cluster of " + std::to_string(t.cluster) + " fits on this device");
+  std::int64_t programs = std::min<std::int64_t>((tiles_of(s, t) + t.cluster - 1) / t.cluster * t.cluster, resident);
+  if (o.programs > 0) programs = o.programs;
+  cfg.grid = Dim3(static_cast<unsigned>(programs));
   cfg.block = Dim3(static_cast<unsigned>(dg::sm90_threads(shape)));
   cfg.shared_bytes = static_cast<std::size_t>(dg::sm90_shared_bytes(shape));
   const int M = static_cast<int>(s.m), N = static_cast<int>(s.n), K = static_cast<int>(s.k);
@@ -168,9 +186,9 @@ void bench_one(Context& ctx, const Module& mod, samples::Cublas* cublas, Program
   row.ours_ms = median(t_ours);
   if (cublas) row.cublas_ms = median(t_cublas);
   if (iris_prog) row.iris_ms = median(t_iris);
-  std::printf("%-5s %-2s %5lld x %5lld x %5lld  %-7s  ours %7.1f TFLOP/s (err %.1e)", dtype_name.c_str(),
+  std::printf("%-5s %-2s %5lld x %5lld x %5lld  %-9s %3u  ours %7.1f TFLOP/s (err %.1e)", dtype_name.c_str(),
               layout.c_str(), static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
-              tname.c_str(), tflops(s, row.ours_ms), row.ours_err);
+              tname.c_str(), cfg.grid.x, tflops(s, row.ours_ms), row.ours_err);
   if (cublas) {
     std::printf("  cuBLAS %7.1f (err %.1e)  ratio %5.1f%%", tflops(s, row.cublas_ms), row.cublas_err,
                 100.0 * row.cublas_ms / row.ours_ms);

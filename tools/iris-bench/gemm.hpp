@@ -19,6 +19,7 @@ struct GemmBenchOptions {
   std::vector<std::string> layouts{"kn"};   // kn: B is [K, N]; nk: B is [N, K]
   std::string tile = "auto";                // auto, or BMxBN (128x256, 128x128, 64x256, 64x128)
   std::string iris_file;                    // also time this .iris file's gemm_<dtype>_<layout> kernels
+  int programs = 0;                         // grid override (0: persistent default)
   int iters = 20;                           // timed samples per kernel (median reported)
   int warmup = 5;
   int check_samples = 1024;                 // entries compared with the f64 reference

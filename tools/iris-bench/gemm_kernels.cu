@@ -45,25 +45,35 @@ __device__ __forceinline__ void run_gemm(const TensorMap& a, const TensorMap& b,
 
 }  // namespace
 
-#define IRIS_BENCH_GEMM(NAME, T, BM, BN, STAGES, LAYOUT)                                                          \
-  extern "C" __global__ void __launch_bounds__(sm90::Gemm<T, BM, BN, STAGES, 16, gemm::BLayout::LAYOUT>::kThreads, 1) \
-      NAME(const __grid_constant__ Context, const __grid_constant__ TensorMap a, const __grid_constant__ TensorMap b, T* c, int M, int N, int K) {  \
-    run_gemm<sm90::Gemm<T, BM, BN, STAGES, 16, gemm::BLayout::LAYOUT>>(a, b, c, M, N, K);                            \
+#define IRIS_BENCH_GEMM(NAME, T, BM, BN, STAGES, LAYOUT, CLUSTER)                                                  \
+  extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1)                                                       \
+      __launch_bounds__(sm90::Gemm<T, BM, BN, STAGES, 16, gemm::BLayout::LAYOUT, CLUSTER>::kThreads, 1)            \
+          NAME(const __grid_constant__ Context, const __grid_constant__ TensorMap a,                               \
+               const __grid_constant__ TensorMap b, T* c, int M, int N, int K) {                                   \
+    run_gemm<sm90::Gemm<T, BM, BN, STAGES, 16, gemm::BLayout::LAYOUT, CLUSTER>>(a, b, c, M, N, K);               \
   }
 
-IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_128x256, __nv_bfloat16, 128, 256, 4, kn)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_128x256, __nv_bfloat16, 128, 256, 4, nk)
-IRIS_BENCH_GEMM(gemm_sm90_f16_kn_128x256, __half, 128, 256, 4, kn)
-IRIS_BENCH_GEMM(gemm_sm90_f16_nk_128x256, __half, 128, 256, 4, nk)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_128x128, __nv_bfloat16, 128, 128, 6, kn)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_128x128, __nv_bfloat16, 128, 128, 6, nk)
-IRIS_BENCH_GEMM(gemm_sm90_f16_kn_128x128, __half, 128, 128, 6, kn)
-IRIS_BENCH_GEMM(gemm_sm90_f16_nk_128x128, __half, 128, 128, 6, nk)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_64x256, __nv_bfloat16, 64, 256, 5, kn)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_64x256, __nv_bfloat16, 64, 256, 5, nk)
-IRIS_BENCH_GEMM(gemm_sm90_f16_kn_64x256, __half, 64, 256, 5, kn)
-IRIS_BENCH_GEMM(gemm_sm90_f16_nk_64x256, __half, 64, 256, 5, nk)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_64x128, __nv_bfloat16, 64, 128, 8, kn)
-IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_64x128, __nv_bfloat16, 64, 128, 8, nk)
-IRIS_BENCH_GEMM(gemm_sm90_f16_kn_64x128, __half, 64, 128, 8, kn)
-IRIS_BENCH_GEMM(gemm_sm90_f16_nk_64x128, __half, 64, 128, 8, nk)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_128x256, __nv_bfloat16, 128, 256, 4, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_128x256, __nv_bfloat16, 128, 256, 4, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_kn_128x256, __half, 128, 256, 4, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_nk_128x256, __half, 128, 256, 4, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_128x128, __nv_bfloat16, 128, 128, 6, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_128x128, __nv_bfloat16, 128, 128, 6, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_kn_128x128, __half, 128, 128, 6, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_nk_128x128, __half, 128, 128, 6, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_64x256, __nv_bfloat16, 64, 256, 5, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_64x256, __nv_bfloat16, 64, 256, 5, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_kn_64x256, __half, 64, 256, 5, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_nk_64x256, __half, 64, 256, 5, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_64x128, __nv_bfloat16, 64, 128, 8, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_64x128, __nv_bfloat16, 64, 128, 8, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_kn_64x128, __half, 64, 128, 8, kn, 1)
+IRIS_BENCH_GEMM(gemm_sm90_f16_nk_64x128, __half, 64, 128, 8, nk, 1)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_128x256c2, __nv_bfloat16, 128, 256, 4, kn, 2)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_128x256c2, __nv_bfloat16, 128, 256, 4, nk, 2)
+IRIS_BENCH_GEMM(gemm_sm90_f16_kn_128x256c2, __half, 128, 256, 4, kn, 2)
+IRIS_BENCH_GEMM(gemm_sm90_f16_nk_128x256c2, __half, 128, 256, 4, nk, 2)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_kn_128x128c2, __nv_bfloat16, 128, 128, 6, kn, 2)
+IRIS_BENCH_GEMM(gemm_sm90_bf16_nk_128x128c2, __nv_bfloat16, 128, 128, 6, nk, 2)
+IRIS_BENCH_GEMM(gemm_sm90_f16_kn_128x128c2, __half, 128, 128, 6, kn, 2)
+IRIS_BENCH_GEMM(gemm_sm90_f16_nk_128x128c2, __half, 128, 128, 6, nk, 2)

@@ -34,8 +34,10 @@ void usage() {
       "                  N = K = 8192, 8192x7168x8192, 8192x8192x7168)\n"
       "  --dtypes LIST   bf16,f16 (default bf16)\n"
       "  --layouts LIST  kn (B is [K, N]), nk (B is [N, K]) (default kn)\n"
-      "  --tile T        auto (by shape class), 128x256, 128x128, 64x256 or 64x128\n"
+      "  --tile T        auto (by shape class), 128x256, 128x128, 64x256, 64x128, or\n"
+      "                  128x256c2, 128x128c2 (clusters of 2 sharing B by multicast)\n"
       "  --iris FILE     also time FILE's kernels gemm_<dtype>_<layout>(A, B, C)\n"
+      "  --programs N    grid of the template's kernel (default: one program per SM)\n"
       "  --iters N       timed samples per kernel, median reported (default 20)\n"
       "  --warmup N      untimed samples first (default 5)\n"
       "  --json FILE     also write the results as JSON\n\n"
@@ -163,6 +165,7 @@ int main(int argc, char** argv) {
       else if (a == "--layouts") go.layouts = split(value());
       else if (a == "--tile") go.tile = value();
       else if (a == "--iris") go.iris_file = value();
+      else if (a == "--programs") go.programs = std::max(0, std::atoi(value().c_str()));
       else if (a == "--iters") go.iters = std::max(1, std::atoi(value().c_str()));
       else if (a == "--warmup") go.warmup = std::max(0, std::atoi(value().c_str()));
       else if (a == "--json") go.json_path = value();

@@ -50,6 +50,7 @@ class Kernel {
  private:
   friend class Module;
   friend class Context;
+  friend int max_active_clusters(const Kernel&, unsigned, unsigned, std::size_t);
   FunctionHandle* fn_ = nullptr;
   // Dynamic shared memory the function has been allowed (beyond 48 KiB the driver needs
   // an opt-in, done once per size rather than on every launch); shared by copies.
@@ -58,6 +59,11 @@ class Kernel {
   std::string name_;
   std::vector<std::size_t> param_sizes_;
 };
+
+// Clusters of `cluster` programs (along x) of `threads` threads and `shared_bytes` of
+// dynamic shared memory that the current device runs at once: a persistent grid of
+// clusters launches at most that many. 0 when the driver cannot tell.
+int max_active_clusters(const Kernel& kernel, unsigned cluster, unsigned threads, std::size_t shared_bytes);
 
 class Module {
  public:

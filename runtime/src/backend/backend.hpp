@@ -142,6 +142,10 @@ class Backend {
   // Programs of `threads` threads and `dynamic_shared` bytes that one multiprocessor
   // holds at once (0: none fits).
   virtual int resident_blocks_per_sm(FunctionHandle* function, int threads, std::size_t dynamic_shared) = 0;
+  // Clusters of `cluster` programs (along x) that the device holds at once, with
+  // `threads` threads and `dynamic_shared` bytes each; 0 when none fits or the driver
+  // cannot tell (no cluster support).
+  virtual int max_active_clusters(FunctionHandle* function, int cluster, int threads, std::size_t dynamic_shared) = 0;
   // Enqueues `function` with `args` (one pointer per parameter). A failure throws
   // iris::Error("launch of kernel '<kernel_name>' failed: ...").
   virtual void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes,

@@ -264,6 +264,27 @@ class CudaBackend final : public Backend {
     return blocks;
   }
 
+  int max_active_clusters(FunctionHandle* function, int cluster, int threads, std::size_t dynamic_shared) override {
+    const auto& api = cuda::driver();
+    if (!api.cuOccupancyMaxActiveClusters) return 0;
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = static_cast<unsigned>(cluster);
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    CUlaunchConfig cfg{};
+    cfg.gridDimX = static_cast<unsigned>(cluster);
+    cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = static_cast<unsigned>(threads);
+    cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = static_cast<unsigned>(dynamic_shared);
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    if (api.cuOccupancyMaxActiveClusters(&n, cu(function), &cfg) != CUDA_SUCCESS) return 0;
+    return n;
+  }
+
   void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes, StreamHandle* stream,
               void** args, std::string_view kernel_name) override {
     const CUresult rc = cuda::driver().cuLaunchKernel(cu(function), grid.x, grid.y, grid.z, block.x, block.y, block.z,

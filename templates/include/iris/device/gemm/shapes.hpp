@@ -19,6 +19,9 @@ struct Sm90Shape {
   int bm = 128, bn = 256, bk = 64, stages = 4;
   // Tile rows grouped for L2 reuse in the persistent order (Triton's grouped order).
   int group_m = 16;
+  // Programs per cluster along M (1 or 2): a cluster's programs take vertically
+  // neighbouring tiles and each loads half of their common B slice, multicast to both.
+  int cluster_m = 1;
 };
 
 inline constexpr int kSm90ProducerThreads = 128;
@@ -44,18 +47,18 @@ IRIS_HOST_DEVICE constexpr long long sm90_shared_bytes(const Sm90Shape& s) {
 // Whether the shape is one the kernel is written for.
 IRIS_HOST_DEVICE constexpr bool sm90_shape_ok(const Sm90Shape& s) {
   return (s.bm == 64 || s.bm == 128) && (s.bn == 64 || s.bn == 128 || s.bn == 192 || s.bn == 256) &&
-         s.bk == 64 && s.stages >= 2 && s.stages <= 8 && s.group_m >= 1;
+         s.bk == 64 && s.stages >= 2 && s.stages <= 8 && s.group_m >= 1 && (s.cluster_m == 1 || s.cluster_m == 2);
 }
 
 // The TMA boxes (inner dimension first) the runtime encodes tensor maps with. A is
 // [M, K] (k inner); B is [K, N] (n inner, boxes of 64 columns, BN / 64 per stage) or
-// [N, K] (k inner, one box per stage).
+// [N, K] (k inner, one box per stage, split over the programs of a cluster).
 struct Box2D {
   int inner = 0, outer = 0;
 };
 IRIS_HOST_DEVICE constexpr Box2D sm90_box_a(const Sm90Shape& s) { return {s.bk, s.bm}; }
 IRIS_HOST_DEVICE constexpr Box2D sm90_box_b(const Sm90Shape& s, BLayout layout) {
-  return layout == BLayout::kn ? Box2D{kSm90BoxInner, s.bk} : Box2D{s.bk, s.bn};
+  return layout == BLayout::kn ? Box2D{kSm90BoxInner, s.bk} : Box2D{s.bk, s.bn / s.cluster_m};
 }
 
 }  // namespace iris::device::gemm

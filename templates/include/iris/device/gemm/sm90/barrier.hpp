@@ -39,17 +39,36 @@ IRIS_DEVICE IRIS_FORCEINLINE void mbarrier_arrive(Mbarrier& bar) {
 
 // Waits until the phase of parity `parity` has completed. A barrier starts in phase 0,
 // so waiting for parity 1 on a fresh barrier returns at once (the producer's first pass
-// over an empty ring).
+// over an empty ring). Arrivals from other CTAs of a cluster count the same.
 IRIS_DEVICE IRIS_FORCEINLINE void mbarrier_wait(Mbarrier& bar, u32 parity) {
   asm volatile(
       "{\n"
       ".reg .pred done;\n"
       "wait_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 done, [%0], %1;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
       "@!done bra wait_%=;\n"
       "}\n" ::"r"(smem_addr(&bar)),
       "r"(parity)
       : "memory");
+}
+
+// --- clusters (thread-block clusters, sm_90) ---------------------------------------------
+IRIS_DEVICE IRIS_FORCEINLINE u32 cluster_cta_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster: arrive, then wait for all.
+IRIS_DEVICE IRIS_FORCEINLINE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// One arrival on the barrier at the same shared-memory offset in CTA `cta` of the cluster.
+IRIS_DEVICE IRIS_FORCEINLINE void mbarrier_arrive_cluster(Mbarrier& bar, u32 cta) {
+  u32 remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(&bar)), "r"(cta));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 // Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads.

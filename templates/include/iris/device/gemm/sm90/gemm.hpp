@@ -63,11 +63,10 @@ IRIS_DEVICE IRIS_FORCEINLINE void grouped_tile(int tile, int tiles_m, int tiles_
   tn = in / rows;
 }
 
-template <class T, int BM, int BN, int STAGES, int GROUP_M, gemm::BLayout BL>
+template <class T, int BM, int BN, int STAGES, int GROUP_M, gemm::BLayout BL, int CLUSTER = 1>
 struct Gemm {
-  static constexpr gemm::Sm90Shape kShape{BM, BN, 64, STAGES, GROUP_M};
+  static constexpr gemm::Sm90Shape kShape{BM, BN, 64, STAGES, GROUP_M, CLUSTER};
   static_assert(gemm::sm90_shape_ok(kShape), "unsupported sm90 GEMM shape");
-  static_assert(BM == 64 || BM == 128, "one or two consumer warpgroups");
   static constexpr int BK = 64;
   static constexpr int kConsumers = gemm::sm90_consumers(kShape);
   static constexpr int kThreads = gemm::sm90_threads(kShape);
@@ -78,12 +77,16 @@ struct Gemm {
   using Acc = AccLayout<BM, BN>;
   using Mma = Wgmma<BN, DtypeOf<T>::value>;
   static constexpr int kTransB = BL == gemm::BLayout::kn ? 1 : 0;
+  static constexpr bool kCluster = CLUSTER > 1;
 
   IRIS_HOST_DEVICE static constexpr int tiles(int M, int N) { return ((M + BM - 1) / BM) * ((N + BN - 1) / BN); }
 
   // Every thread of the program calls it. `smem`: kSharedBytes of dynamic shared memory.
   // epilogue(acc, m0, n0) runs on each consumer thread once per tile, with the tile's
-  // origin; acc[s] belongs at (m0 + Acc::row(s), n0 + Acc::col(s)).
+  // origin; acc[s] belongs at (m0 + Acc::row(s), n0 + Acc::col(s)); m0 may be >= M (the
+  // idle half of a cluster on an odd number of tile rows: mask by rows). With
+  // CLUSTER = 2 the kernel is launched in clusters of 2 along x (__cluster_dims__), and
+  // the grid is a multiple of 2.
   template <class Epilogue>
   IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Epilogue&& epilogue) {
@@ -91,88 +94,123 @@ struct Gemm {
     Mbarrier* full = reinterpret_cast<Mbarrier*>(smem + STAGES * kStageBytes);
     Mbarrier* empty = full + STAGES;
     const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+    const u32 cta = kCluster ? cluster_cta_rank() : 0;
     if (threadIdx.x == 0) {
 #pragma unroll
       for (int s = 0; s < STAGES; ++s) {
         mbarrier_init(full[s], 1);
-        mbarrier_init(empty[s], kConsumers);
+        // Every consumer of the cluster reads every slot (B is shared): all release it.
+        mbarrier_init(empty[s], kConsumers * CLUSTER);
       }
       fence_barrier_init();
     }
-    __syncthreads();
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, n_tiles = tiles_m * tiles_n;
+    if constexpr (kCluster) cluster_sync();
+    else __syncthreads();
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    // The cluster walks tiles of CLUSTER x 1 program tiles; program `cta` takes row cta.
+    const int ctiles_m = (tiles_m + CLUSTER - 1) / CLUSTER, n_tiles = ctiles_m * tiles_n;
+    const int first = static_cast<int>(blockIdx.x) / CLUSTER, step = static_cast<int>(gridDim.x) / CLUSTER;
     const int kblocks = (K + BK - 1) / BK;
 
     if (warpgroup == 0) {
       setmaxnreg_dec<kProducerRegs>();
-      if (threadIdx.x != 0) return;
-      tma_prefetch(a);
-      tma_prefetch(b);
+      if (threadIdx.x == 0) {
+        tma_prefetch(a);
+        tma_prefetch(b);
+        int stage = 0;
+        u32 phase = 0;
+        for (int tile = first; tile < n_tiles; tile += step) {
+          int ctm, tn;
+          grouped_tile(tile, ctiles_m, tiles_n, GROUP_M, ctm, tn);
+          const int tm = ctm * CLUSTER + static_cast<int>(cta);
+          for (int kb = 0; kb < kblocks; ++kb) {
+            mbarrier_wait(empty[stage], phase ^ 1);
+            mbarrier_arrive_expect_tx(full[stage], kStageBytes);
+            unsigned char* sa = smem + stage * kStageBytes;
+            unsigned char* sb = sa + kABytes;
+            tma_load_2d(sa, a, full[stage], kb * BK, tm * BM);
+            if constexpr (BL == gemm::BLayout::kn) {
+              // B's 64-column boxes, this program's share of them multicast.
+              constexpr int kBoxes = BN / 64 / CLUSTER;
+#pragma unroll
+              for (int j = static_cast<int>(cta) * kBoxes; j < (static_cast<int>(cta) + 1) * kBoxes; ++j) {
+                if constexpr (kCluster) {
+                  tma_load_2d_multicast(sb + j * BK * 128, b, full[stage], tn * BN + j * 64, kb * BK,
+                                        (1u << CLUSTER) - 1);
+                } else {
+                  tma_load_2d(sb + j * BK * 128, b, full[stage], tn * BN + j * 64, kb * BK);
+                }
+              }
+            } else {
+              constexpr int kRows = BN / CLUSTER;
+              if constexpr (kCluster) {
+                tma_load_2d_multicast(sb + cta * kRows * 128, b, full[stage], kb * BK,
+                                      tn * BN + static_cast<int>(cta) * kRows, (1u << CLUSTER) - 1);
+              } else {
+                tma_load_2d(sb, b, full[stage], kb * BK, tn * BN);
+              }
+            }
+            if (++stage == STAGES) {
+              stage = 0;
+              phase ^= 1;
+            }
+          }
+        }
+      }
+    } else {
+      setmaxnreg_inc<kConsumerRegs>();
+      const int consumer = warpgroup - 1;
+      const bool releaser = threadIdx.x % 128 == 0;
+      const auto release = [&](int s) {
+        if (!releaser) return;
+        if constexpr (kCluster) {
+#pragma unroll
+          for (int r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(empty[s], static_cast<u32>(r));
+        } else {
+          mbarrier_arrive(empty[s]);
+        }
+      };
+      float acc[BN / 2];
       int stage = 0;
       u32 phase = 0;
-      for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-        int tm, tn;
-        grouped_tile(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
+      for (int tile = first; tile < n_tiles; tile += step) {
+        int ctm, tn;
+        grouped_tile(tile, ctiles_m, tiles_n, GROUP_M, ctm, tn);
+        const int tm = ctm * CLUSTER + static_cast<int>(cta);
+        int held = -1;  // the slot the wgmma group in flight reads
         for (int kb = 0; kb < kblocks; ++kb) {
-          mbarrier_wait(empty[stage], phase ^ 1);
-          mbarrier_arrive_expect_tx(full[stage], kStageBytes);
-          unsigned char* sa = smem + stage * kStageBytes;
-          unsigned char* sb = sa + kABytes;
-          tma_load_2d(sa, a, full[stage], kb * BK, tm * BM);
-          if constexpr (BL == gemm::BLayout::kn) {
+          mbarrier_wait(full[stage], phase);
+          const unsigned char* sa = smem + stage * kStageBytes + consumer * 64 * 128;
+          const unsigned char* sb = smem + stage * kStageBytes + kABytes;
+          wgmma_fence();
 #pragma unroll
-            for (int j = 0; j < BN / 64; ++j) tma_load_2d(sb + j * BK * 128, b, full[stage], tn * BN + j * 64, kb * BK);
-          } else {
-            tma_load_2d(sb, b, full[stage], kb * BK, tn * BN);
+          for (int kk = 0; kk < BK / 16; ++kk) {
+            const u64 da = smem_desc(sa + kk * 32, 16, 1024);
+            const u64 db = kTransB ? smem_desc(sb + kk * 16 * 128, BK * 128, 1024) : smem_desc(sb + kk * 32, 16, 1024);
+            Mma::template mma<kTransB>(acc, da, db, (kb | kk) != 0);
           }
+          wgmma_commit();
+          wgmma_wait<1>();
+          if (held >= 0) release(held);
+          held = stage;
           if (++stage == STAGES) {
             stage = 0;
             phase ^= 1;
           }
         }
-      }
-      return;
-    }
-
-    setmaxnreg_inc<kConsumerRegs>();
-    const int consumer = warpgroup - 1;
-    const bool releaser = threadIdx.x % 128 == 0;
-    float acc[BN / 2];
-    int stage = 0;
-    u32 phase = 0;
-    for (int tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-      int tm, tn;
-      grouped_tile(tile, tiles_m, tiles_n, GROUP_M, tm, tn);
-      int held = -1;  // the slot the wgmma group in flight reads
-      for (int kb = 0; kb < kblocks; ++kb) {
-        mbarrier_wait(full[stage], phase);
-        const unsigned char* sa = smem + stage * kStageBytes + consumer * 64 * 128;
-        const unsigned char* sb = smem + stage * kStageBytes + kABytes;
-        wgmma_fence();
+        wgmma_wait<0>();
+        fence_operands(acc);
+        if (held >= 0) release(held);
+        if (kblocks == 0) {
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk) {
-          const u64 da = smem_desc(sa + kk * 32, 16, 1024);
-          const u64 db = kTransB ? smem_desc(sb + kk * 16 * 128, BK * 128, 1024) : smem_desc(sb + kk * 32, 16, 1024);
-          Mma::template mma<kTransB>(acc, da, db, (kb | kk) != 0);
+          for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
         }
-        wgmma_commit();
-        wgmma_wait<1>();
-        if (held >= 0 && releaser) mbarrier_arrive(empty[held]);
-        held = stage;
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+        epilogue(acc, tm * BM, tn * BN);
       }
-      wgmma_wait<0>();
-      fence_operands(acc);
-      if (held >= 0 && releaser) mbarrier_arrive(empty[held]);
-      if (kblocks == 0) {
-#pragma unroll
-        for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-      }
-      epilogue(acc, tm * BM, tn * BN);
     }
+    // A program may not leave while its cluster peer can still multicast into its
+    // shared memory or arrive on its barriers.
+    if constexpr (kCluster) cluster_sync();
   }
 };
 

@@ -36,5 +36,16 @@ IRIS_DEVICE IRIS_FORCEINLINE void tma_load_2d(void* dst, const TensorMap& map, M
       : "memory");
 }
 
+// The same box, written to the same offset of every CTA of the cluster in `cta_mask`,
+// each completing on its own barrier at `bar`'s offset.
+IRIS_DEVICE IRIS_FORCEINLINE void tma_load_2d_multicast(void* dst, const TensorMap& map, Mbarrier& bar, int inner,
+                                                        int outer, unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<u64>(&map)), "r"(smem_addr(&bar)), "r"(inner), "r"(outer), "h"(cta_mask)
+      : "memory");
+}
+
 }  // namespace iris::device::sm90
 #endif  // IRIS_CUDA_COMPILER
