@@ -12,28 +12,13 @@ using namespace iris::device;
 
 namespace {
 
-// Stores the accumulators as T, two neighbouring columns at a time where whole.
+// Stores the accumulators as T through the template's staged, coalesced tile store.
 template <class G, class T>
 struct StoreC {
   T* c;
   int M, N;
   __device__ __forceinline__ void operator()(float (&acc)[G::Acc::kPerThread], int m0, int n0) const {
-    const bool pairs = N % 2 == 0;
-#pragma unroll
-    for (int s = 0; s < G::Acc::kPerThread; s += 2) {
-      const int r = m0 + G::Acc::row(s), col = n0 + G::Acc::col(s);
-      if (r >= M) continue;
-      T* p = c + static_cast<long long>(r) * N + col;
-      if (pairs && col + 1 < N) {
-        if constexpr (sizeof(T) == 2) {
-          T v[2] = {T(acc[s]), T(acc[s + 1])};
-          *reinterpret_cast<unsigned*>(p) = *reinterpret_cast<const unsigned*>(v);
-        }
-      } else {
-        if (col < N) p[0] = T(acc[s]);
-        if (col + 1 < N) p[1] = T(acc[s + 1]);
-      }
-    }
+    G::store_tile(acc, c + static_cast<long long>(m0) * N + n0, N, M - m0, N - n0);
   }
 };
 

@@ -39,10 +39,16 @@ IRIS_HOST_DEVICE constexpr int sm90_threads(const Sm90Shape& s) {
 IRIS_HOST_DEVICE constexpr long long sm90_stage_bytes(const Sm90Shape& s) {
   return (long long)(s.bm + s.bn) * s.bk * kSm90ElemBytes;
 }
-// Dynamic shared memory of a program: 1024 bytes of alignment slack, the ring, and its
-// full/empty barriers (8 bytes each).
+// Columns of the epilogue's staging buffer per consumer: the accumulators leave through
+// shared memory in 64-row x this-many-column pieces (16-bit values, 128-byte swizzle).
+IRIS_HOST_DEVICE constexpr int sm90_stage_cols(const Sm90Shape& s) { return s.bn < 128 ? s.bn : 128; }
+IRIS_HOST_DEVICE constexpr long long sm90_staging_bytes(const Sm90Shape& s) {
+  return (long long)sm90_consumers(s) * kSm90WarpgroupRows * sm90_stage_cols(s) * kSm90ElemBytes;
+}
+// Dynamic shared memory of a program: 1024 bytes of alignment slack, the ring, the
+// epilogue's staging buffers, and the ring's full/empty barriers (8 bytes each).
 IRIS_HOST_DEVICE constexpr long long sm90_shared_bytes(const Sm90Shape& s) {
-  return 1024 + s.stages * sm90_stage_bytes(s) + 2 * 8 * s.stages;
+  return 1024 + s.stages * sm90_stage_bytes(s) + sm90_staging_bytes(s) + 2 * 8 * s.stages;
 }
 // Whether the shape is one the kernel is written for.
 IRIS_HOST_DEVICE constexpr bool sm90_shape_ok(const Sm90Shape& s) {

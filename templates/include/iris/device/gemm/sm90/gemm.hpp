@@ -53,6 +53,12 @@ struct AccLayout {
   }
 };
 
+// The bits of a 16-bit float.
+template <class U>
+IRIS_DEVICE IRIS_FORCEINLINE u32 bits16(U v) {
+  return *reinterpret_cast<const unsigned short*>(&v);
+}
+
 // Tile (tm, tn) of the tile-th step of the grouped order.
 IRIS_DEVICE IRIS_FORCEINLINE void grouped_tile(int tile, int tiles_m, int tiles_n, int group_m, int& tm, int& tn) {
   const int per_group = group_m * tiles_n;
@@ -72,6 +78,8 @@ struct Gemm {
   static constexpr int kThreads = gemm::sm90_threads(kShape);
   static constexpr int kABytes = BM * BK * 2, kBBytes = BN * BK * 2, kStageBytes = kABytes + kBBytes;
   static constexpr long long kSharedBytes = gemm::sm90_shared_bytes(kShape);
+  static constexpr int kStageCols = gemm::sm90_stage_cols(kShape);
+  static constexpr int kStagingBytes = 64 * kStageCols * 2;  // per consumer
   // Registers after the hand-over: 40 x 128 + 232 x 256 <= 64 K for two consumers.
   static constexpr int kProducerRegs = 40, kConsumerRegs = kConsumers == 2 ? 232 : 240;
   using Acc = AccLayout<BM, BN>;
@@ -81,7 +89,8 @@ struct Gemm {
 
   IRIS_HOST_DEVICE static constexpr int tiles(int M, int N) { return ((M + BM - 1) / BM) * ((N + BN - 1) / BN); }
 
-  // Every thread of the program calls it. `smem`: kSharedBytes of dynamic shared memory.
+  // Every thread of the program calls it. `smem`: the start of the kernel's dynamic
+  // shared memory, kSharedBytes long.
   // epilogue(acc, m0, n0) runs on each consumer thread once per tile, with the tile's
   // origin; acc[s] belongs at (m0 + Acc::row(s), n0 + Acc::col(s)); m0 may be >= M (the
   // idle half of a cluster on an odd number of tile rows: mask by rows). With
@@ -91,7 +100,7 @@ struct Gemm {
   IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Epilogue&& epilogue) {
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<u64>(smem_raw) + 1023) & ~1023ull);
-    Mbarrier* full = reinterpret_cast<Mbarrier*>(smem + STAGES * kStageBytes);
+    Mbarrier* full = reinterpret_cast<Mbarrier*>(smem + STAGES * kStageBytes + kConsumers * kStagingBytes);
     Mbarrier* empty = full + STAGES;
     const int warpgroup = static_cast<int>(threadIdx.x) / 128;
     const u32 cta = kCluster ? cluster_cta_rank() : 0;
@@ -211,6 +220,63 @@ struct Gemm {
     // A program may not leave while its cluster peer can still multicast into its
     // shared memory or arrive on its barriers.
     if constexpr (kCluster) cluster_sync();
+  }
+
+  // In the epilogue: the calling consumer's 64 rows of the tile, converted to U (16-bit),
+  // to c (the tile's origin, rows ldc elements apart), rows >= rows_valid and columns >=
+  // cols_valid left alone. The values pass through this consumer's staging buffer
+  // (64 x kStageCols at a time, 128-byte swizzled: conflict-free from the accumulator
+  // layout) and leave as coalesced 16-byte stores, a warp writing whole rows: written
+  // straight from the accumulators, a warp's stores would touch 8 rows 16 bytes each.
+  // `c` may be a peer's memory. Every thread of the consumer warpgroup calls it.
+  template <class U>
+  IRIS_DEVICE IRIS_FORCEINLINE static void store_tile(const float (&acc)[BN / 2], U* c, long long ldc, long long rows_valid,
+                                     long long cols_valid) {
+    static_assert(sizeof(U) == 2, "store_tile stages 16-bit values");
+    extern __shared__ __align__(1024) unsigned char iris_sm90_dynamic_smem[];
+    const int consumer = static_cast<int>(threadIdx.x) / 128 - 1, t = static_cast<int>(threadIdx.x) % 128;
+    unsigned char* stage = reinterpret_cast<unsigned char*>(
+                               (reinterpret_cast<u64>(iris_sm90_dynamic_smem) + 1023) & ~1023ull) +
+                           STAGES * kStageBytes + consumer * kStagingBytes;
+    const int warp = t / 32, lane = t % 32;
+    const long long row0 = 64LL * consumer;
+    const bool vec = ldc % 8 == 0 && reinterpret_cast<u64>(c) % 16 == 0;
+#pragma unroll
+    for (int h = 0; h < BN / kStageCols; ++h) {
+      named_barrier_sync(1 + consumer, 128);  // the previous piece has left
+#pragma unroll
+      for (int s = 0; s < BN / 2; s += 2) {
+        if ((8 * (s / 4)) / kStageCols != h) continue;  // compile time: slot s's column piece
+        const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
+        const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
+        const int box = cc / 64, c64 = cc % 64;
+        const int off = box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
+        const u32 lo = bits16(U(acc[s])), hi = bits16(U(acc[s + 1]));
+        *reinterpret_cast<u32*>(stage + off) = lo | hi << 16;
+      }
+      named_barrier_sync(1 + consumer, 128);
+      constexpr int kChunksPerRow = kStageCols / 8;
+      // Two chunks at a time: unrolled further, the chunk addresses held alongside the
+      // next piece's accumulators exceed the consumers' registers (local-memory spills).
+#pragma unroll 2
+      for (int i = 0; i < 64 * kChunksPerRow / 128; ++i) {
+        const int chunk = i * 128 + t, r = chunk / kChunksPerRow, cj = chunk % kChunksPerRow;
+        const long long gr = row0 + r, gc = (long long)h * kStageCols + cj * 8;
+        if (gr >= rows_valid || gc >= cols_valid) continue;
+        const uint4 v = *reinterpret_cast<const uint4*>(stage + (cj / 8) * 8192 + r * 128 + (((cj % 8) ^ (r % 8)) * 16));
+        U* dst = c + gr * ldc + gc;
+        if (vec && gc + 8 <= cols_valid) {
+          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                       : "memory");
+        } else {
+          const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int j = 0; j < 8; ++j) {
+            if (gc + j < cols_valid) *reinterpret_cast<unsigned short*>(dst + j) = static_cast<unsigned short>(w[j / 2] >> (16 * (j % 2)));
+          }
+        }
+      }
+    }
   }
 };
 
