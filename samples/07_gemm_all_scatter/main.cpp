@@ -9,6 +9,7 @@
 
 #include "gemm_all_scatter.iris.hpp"
 #include "iris/embedded.hpp"
+#include "cublas.hpp"
 #include "sample.hpp"
 #include "vendor.hpp"
 
@@ -81,6 +82,18 @@ int main(int argc, char** argv) {
     if (vendor) {
       variants.push_back({"baseline", [&] { vendor->run(a.data(), b.data(), c_local.data(), c.data(), M, N, K); },
                           "cublas+nccl"});
+    }
+    // At one rank the all-gather is a copy: the GEMM alone (cuBLAS writing C directly) is
+    // the figure the fused kernel answers to.
+    std::unique_ptr<Cublas> cublas;
+    if (W == 1 && args.runs("baseline")) {
+      std::string no_cublas;
+      cublas = Cublas::load(ctx.stream(), &no_cublas);
+      if (!cublas) report(ctx, "  cublas gemm  SKIPPED: " + no_cublas);
+    }
+    if (cublas) {
+      variants.push_back(
+          {"baseline", [&] { cublas->gemm(DType::bf16, a.data(), b.data(), c.data(), M, N, K); }, "cublas gemm"});
     }
     Measure m;
     m.reset = [&] {

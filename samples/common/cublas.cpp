@@ -32,6 +32,7 @@ struct Cublas::Impl {
 };
 
 std::unique_ptr<Cublas> Cublas::load(Stream stream, std::string* why) {
+  why->clear();
   auto impl = std::make_unique<Impl>();
   impl->lib = open_first("IRIS_CUBLAS_LIBRARY", {"libcublas.so.13", "libcublas.so"}, why);
   if (!impl->lib) return nullptr;

@@ -66,6 +66,9 @@ TEST(NoDriver, BackendReportsNoGpuFromEveryEntryPoint) {
   expect_no_device("stream_create", [&] { bk.stream_create(); });
   expect_no_device("event_create", [&] { bk.event_create(); });
   expect_no_device("capture_begin", [&] { bk.capture_begin(nullptr); });
+  alignas(16) static unsigned char tensor[64 * 64 * 2];
+  expect_no_device("encode_tensor_map",
+                   [&] { encode_tensor_map(TensorMapSpec::matrix(DType::bf16, tensor, 64, 64, 64, 64, 64)); });
   // Releasing calls run in destructors: they stay quiet instead of throwing.
   bk.stream_destroy(nullptr);
   bk.event_destroy(nullptr);

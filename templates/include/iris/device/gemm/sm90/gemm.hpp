@@ -222,16 +222,18 @@ struct Gemm {
     if constexpr (kCluster) cluster_sync();
   }
 
-  // In the epilogue: the calling consumer's 64 rows of the tile, converted to U (16-bit),
+  // In the epilogue: the calling consumer's 64 rows of a tile, converted to U (16-bit),
   // to c (the tile's origin, rows ldc elements apart), rows >= rows_valid and columns >=
   // cols_valid left alone. The values pass through this consumer's staging buffer
   // (64 x kStageCols at a time, 128-byte swizzled: conflict-free from the accumulator
   // layout) and leave as coalesced 16-byte stores, a warp writing whole rows: written
   // straight from the accumulators, a warp's stores would touch 8 rows 16 bytes each.
   // `c` may be a peer's memory. Every thread of the consumer warpgroup calls it.
-  template <class U>
-  IRIS_DEVICE IRIS_FORCEINLINE static void store_tile(const float (&acc)[BN / 2], U* c, long long ldc, long long rows_valid,
-                                     long long cols_valid) {
+  // `vals` are in the accumulator layout (Acc): the accumulators themselves, or a tile
+  // computed from them (a cast, elementwise math); each value is converted to U.
+  template <class V, class U>
+  IRIS_DEVICE IRIS_FORCEINLINE static void store_tile(const V (&vals)[BN / 2], U* c, long long ldc, long long rows_valid,
+                                                      long long cols_valid) {
     static_assert(sizeof(U) == 2, "store_tile stages 16-bit values");
     extern __shared__ __align__(1024) unsigned char iris_sm90_dynamic_smem[];
     const int consumer = static_cast<int>(threadIdx.x) / 128 - 1, t = static_cast<int>(threadIdx.x) % 128;
@@ -251,7 +253,7 @@ struct Gemm {
         const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
         const int box = cc / 64, c64 = cc % 64;
         const int off = box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
-        const u32 lo = bits16(U(acc[s])), hi = bits16(U(acc[s + 1]));
+        const u32 lo = bits16(U(vals[s])), hi = bits16(U(vals[s + 1]));
         *reinterpret_cast<u32*>(stage + off) = lo | hi << 16;
       }
       named_barrier_sync(1 + consumer, 128);
