@@ -46,10 +46,16 @@ class CudaKernelPrinter final : public GpuKernelPrinter {
   std::string context_parameter() const override { return "const __grid_constant__ iris::device::Context ctx"; }
   std::string restrict_qualifier() const override { return "__restrict__"; }
   std::string shared_qualifier() const override { return "__shared__"; }
-  std::string dynamic_shared_declaration(const std::string& name) const override {
-    return "extern __shared__ __align__(16) unsigned char " + name + "[]";
+  std::string dynamic_shared_declaration(const std::string& name, int align) const override {
+    return "extern __shared__ __align__(" + std::to_string(align) + ") unsigned char " + name + "[]";
+  }
+  std::string tensor_map_parameter(const std::string& name) const override {
+    return "const __grid_constant__ iris::device::TensorMap " + name;
   }
   std::string barrier() const override { return "__syncthreads()"; }
+  std::string group_barrier(int id, int threads) const override {
+    return "iris::device::sm90::named_barrier_sync(" + std::to_string(id) + ", " + std::to_string(threads) + ")";
+  }
   std::string thread_index() const override { return "threadIdx.x"; }
   std::string block_index() const override { return "blockIdx.x"; }
   std::string grid_blocks() const override { return "gridDim.x"; }
@@ -80,9 +86,14 @@ CudaModule emit_cuda(const Module& module, const std::string& source_name) {
   if (uses_type(module, ScalarType::f16)) s += "#include <cuda_fp16.h>\n";
   if (uses_type(module, ScalarType::bf16)) s += "#include <cuda_bf16.h>\n";
   s += "#include <iris/device.hpp>\n";
-  bool mma = false;
-  for (const Kernel& k : module.kernels) mma = mma || k.uses_mma;
+  bool mma = false, gemm = false;
+  for (const Kernel& k : module.kernels) {
+    mma = mma || k.uses_mma;
+    gemm = gemm || k.gemm.stages;
+  }
   if (mma) s += "#include <iris/device/tile_mma.hpp>\n";
+  // Only where used: the template is the largest header NVRTC would parse.
+  if (gemm) s += "#include <iris/device/gemm/sm90/gemm.hpp>\n";
   s += "\n";
   s += "typedef long long iris_i64;\ntypedef unsigned iris_u32;\ntypedef unsigned long long iris_u64;\n";
   s += "__device__ __forceinline__ long long iris_min(long long a, long long b) { return a < b ? a : b; }\n";

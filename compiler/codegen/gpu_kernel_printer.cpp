@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "compiler/tir/visit.hpp"
+#include "templates/include/iris/device/gemm/shapes.hpp"
 
 namespace irisc {
 
@@ -35,6 +36,11 @@ bool mentions_world(const Value& v) {
 
 void GpuKernelPrinter::print() {
   threads_ = k_.block_threads;
+  tir::GemmLoop g;
+  if (k_.gemm.stages) {
+    if (std::string why = tir::match_gemm_loop(k_, &g); !why.empty()) internal_error("a GEMM kernel of the wrong shape: " + why);
+    gemm_ = g;
+  }
   const contract::Kernel& c = contract_;
   line(0, kernel_qualifiers() + " " + c.symbol + "(");
   // The signature follows the contract's argument list, which the launcher packs.
@@ -53,12 +59,21 @@ void GpuKernelPrinter::print() {
         params += "iris_i64 " + size_symbol(k_.size_symbols[static_cast<std::size_t>(a.index)]);
         break;
       case contract::ArgKind::sms: params += "long long iris_sms"; break;
+      case contract::ArgKind::tensor_map: params += tensor_map_parameter(map_name(a.role)); break;
     }
   }
   out_ += params + ") {\n";
   line(1, "(void)iris_sms;");
+  if (gemm_) {
+    const char* layout = gemm_->b_nk ? "nk" : "kn";
+    line(1, "using iris_gemm = iris::device::sm90::Gemm<" + std::string(type_name(gemm_->elem)) + ", " +
+                std::to_string(gemm_->bm) + ", " + std::to_string(gemm_->bn) + ", " + std::to_string(k_.gemm.stages) +
+                ", " + std::to_string(k_.gemm.group_m) + ", iris::device::gemm::BLayout::" + layout + ">;");
+  }
   for (const Layout& l : k_.layouts) {
-    if (l.rows) {
+    if (l.accumulator) {
+      line(1, "using " + layout2d(l.rows, l.cols) + " = iris_gemm::Acc;");
+    } else if (l.rows) {
       line(1, "using " + layout2d(l.rows, l.cols) + " = iris::device::tile::Layout2D<" + std::to_string(l.rows) + ", " +
                   std::to_string(l.cols) + ", " + std::to_string(threads_) + ">;");
     } else {
@@ -70,7 +85,8 @@ void GpuKernelPrinter::print() {
   line(1, shared_qualifier() + " float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
   line(1, shared_qualifier() + " long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
   line(1, "(void)iris_bcast; (void)iris_scratch_f; (void)iris_scratch_i;");
-  if (k_.dynamic_shared_bytes) line(1, dynamic_shared_declaration("iris_dynamic_smem") + ";");
+  // The GEMM template's ring holds 128-byte-swizzled TMA boxes: 1024-byte aligned.
+  if (k_.dynamic_shared_bytes) line(1, dynamic_shared_declaration("iris_dynamic_smem", gemm_ ? 1024 : 16) + ";");
   // Outside roles `program` counts over the whole grid; each role block shadows both.
   line(1, "const long long iris_program = " + block_index() + ", iris_programs = " + grid_blocks() + ";");
   line(1, "(void)iris_program; (void)iris_programs;");
@@ -114,7 +130,25 @@ std::string GpuKernelPrinter::layout2d(std::int64_t rows, std::int64_t cols) con
 }
 
 void GpuKernelPrinter::internal_error(const std::string& what) {
-  throw std::logic_error("emit_cuda: " + what + " (choose_launch missed it)");
+  throw std::logic_error("emit_cuda: " + what + " (a decision pass missed it)");
+}
+
+std::string GpuKernelPrinter::map_name(contract::MapRole role) {
+  return role == contract::MapRole::a ? "iris_a_map" : "iris_b_map";
+}
+
+// In the GEMM epilogue only the consumer warpgroups run (the producer's has left): they
+// synchronize among themselves, and the first consumer thread does thread 0's work.
+std::string GpuKernelPrinter::sync() const {
+  return in_epilogue_ ? group_barrier(kEpilogueBarrier, threads_ - iris::device::gemm::kSm90ProducerThreads) : barrier();
+}
+
+// In the GEMM epilogue a store to a peer is already 64 independent stores per thread;
+// unrolled ranks would only add registers to a kernel that has none to spare.
+std::string GpuKernelPrinter::rank_loop_unroll() const { return in_epilogue_ ? "#pragma unroll 1" : kRankLoopUnroll; }
+
+std::string GpuKernelPrinter::leader() const {
+  return thread_index() + " == " + std::to_string(in_epilogue_ ? iris::device::gemm::kSm90ProducerThreads : 0);
 }
 
 std::string GpuKernelPrinter::layout_of(const Type& t) const {
@@ -153,20 +187,24 @@ std::string GpuKernelPrinter::scalar(const Value& v, int depth) {
     case ValueKind::RangeStart: return range_part(*v.operands[0], true, depth);
     case ValueKind::RangeExtent: return range_part(*v.operands[0], false, depth);
     case ValueKind::Unary: return unop(v.unop, scalar(*v.operands[0], depth), v.type.elem);
-    case ValueKind::Binary:
-      return typed_binop(v.binop, v.operands[0]->type.elem, scalar(*v.operands[0], depth), scalar(*v.operands[1], depth));
+    case ValueKind::Binary: {
+      // Left operand first: either may emit statements, and C++ leaves the order of
+      // function arguments open (g++ and clang differ).
+      const std::string a = scalar(*v.operands[0], depth);
+      return typed_binop(v.binop, v.operands[0]->type.elem, a, scalar(*v.operands[1], depth));
+    }
     case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, scalar(*v.operands[0], depth));
     case ValueKind::Load: return "(*" + view_ptr(v.view, v.rank, depth) + ")";
     case ValueKind::Reduce: return reduce(v, depth);
     case ValueKind::Atomic: {
       const std::string t = type_name(v.type.elem);
       const std::string r = fresh("a");
-      line(depth, barrier() + ";");
-      line(depth, "if (" + thread_index() + " == 0) {");
+      line(depth, sync() + ";");
+      line(depth, "if (" + leader() + ") {");
       line(depth + 1, t + " old = " + atomic_call(v, view_ptr_local(v.view, depth), scalar_operands(v, depth), depth) + ";");
       line(depth + 1, "memcpy(&iris_bcast, &old, sizeof old);");
       line(depth, "}");
-      line(depth, barrier() + ";");
+      line(depth, sync() + ";");
       line(depth, t + " " + r + ";");
       line(depth, "memcpy(&" + r + ", &iris_bcast, sizeof " + r + ");");
       return r;
@@ -231,11 +269,20 @@ std::string GpuKernelPrinter::reduce(const Value& v, int depth) {
 // Returns an array name holding the tile's slots (or a scalar broadcast expression
 // is indexed by the caller through slot()).
 std::string GpuKernelPrinter::tile(const Value& v, int depth) {
-  if (v.kind == ValueKind::VarRef) return var_name(v.var);
+  if (v.kind == ValueKind::VarRef && !alias(v)) return var_name(v.var);
+  // The GEMM template's product: the epilogue's accumulator registers.
+  if (v.kind == ValueKind::Matmul && v.matmul == MatmulLowering::wgmma_ws) return "iris_acc";
   const std::string t = type_name(v.type.elem);
   const std::string L = layout_of(v.type);
   const std::string r = fresh("t");
   line(depth, t + " " + r + "[" + L + "::kPerThread];");
+  if (const Value* a = alias(v)) {
+    // Wanted whole after all: the value it stands for, slot by slot.
+    const std::string e = slot(*a, depth);
+    line(depth, "#pragma unroll");
+    line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + r + "[s] = " + e + ";");
+    return r;
+  }
   switch (v.kind) {
     case ValueKind::Load: {
       const std::string other = v.operands.empty() ? "" : ", " + scalar(*v.operands[0], depth);
@@ -250,13 +297,16 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
       return r;
     }
     case ValueKind::Matmul: {
-      // Same arguments for both lowerings; only the template differs.
-      const std::string fn = v.matmul == MatmulLowering::mma_sync ? "matmul_mma<" + L + ", " + std::to_string(threads_) + ">"
-                                        : "matmul<" + L + ", 16, " + std::to_string(threads_) + ">";
+      // Same arguments for both lowerings; only the template differs. B as a row panel
+      // (Bt[n, :]) is B given as [N, K]: its valid columns are the panel's valid rows.
+      const bool nk = v.view_b.slice_dim == 1;
+      const std::string args = std::to_string(threads_) + (nk ? ", true>" : ">");
+      const std::string fn = v.matmul == MatmulLowering::mma_sync ? "matmul_mma<" + L + ", " + args
+                                                                  : "matmul<" + L + ", 16, " + args;
       line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
                       scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
                       view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
-                      scalar(*v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) +
+                      scalar(nk ? *v.view_b.row_extent : *v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) +
                       (v.matmul == MatmulLowering::mma_sync ? ", iris_dynamic_smem" : "") + ");");
       return r;
     }
@@ -309,14 +359,30 @@ std::vector<std::string> GpuKernelPrinter::slot_operands(const Value& v, int dep
 std::string GpuKernelPrinter::slot(const Value& v, int depth) {
   if (!v.type.is_tile()) return scalar(v, depth);
   if (v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast) return slot_expr(v, depth);
+  if (const Value* a = alias(v)) return slot(*a, depth);
+  if (in_epilogue_ && v.kind == ValueKind::Load && v.view.rows) {
+    // One slot read where it is used: the accumulators leave no registers for a
+    // loaded tile.
+    const std::string other = v.operands.empty() ? "" : ", " + scalar(*v.operands[0], depth);
+    return "iris::device::tile::load2d_at<" + layout_of(v.type) + ">(" + view_ptr(v.view, v.rank, depth) + ", " +
+           scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " + scalar(*v.view.extent, depth) +
+           ", s" + other + ")";
+  }
   return tile(v, depth) + "[s]";
+}
+
+const tir::Value* GpuKernelPrinter::alias(const Value& v) const {
+  if (v.kind != ValueKind::VarRef || v.var < 0 || static_cast<std::size_t>(v.var) >= aliases_.size()) return nullptr;
+  return aliases_[static_cast<std::size_t>(v.var)];
 }
 
 std::string GpuKernelPrinter::slot_expr(const Value& v, int depth) {
   switch (v.kind) {
     case ValueKind::Unary: return unop(v.unop, slot(*v.operands[0], depth), v.type.elem);
-    case ValueKind::Binary:
-      return typed_binop(v.binop, v.operands[0]->type.elem, slot(*v.operands[0], depth), slot(*v.operands[1], depth));
+    case ValueKind::Binary: {
+      const std::string a = slot(*v.operands[0], depth);  // first, as in scalar()
+      return typed_binop(v.binop, v.operands[0]->type.elem, a, slot(*v.operands[1], depth));
+    }
     case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, slot(*v.operands[0], depth));
     default: return tile(v, depth) + "[s]";
   }
@@ -330,6 +396,20 @@ void GpuKernelPrinter::stmts(const std::vector<StmtPtr>& body, int depth) {
 void GpuKernelPrinter::assign_to(int var, const Value& v, int depth, bool declare) {
   const Var& x = k_.vars[static_cast<std::size_t>(var)];
   const std::string n = var_name(var);
+  if (declare && in_epilogue_ && gemm_ && gemm_->let->var == var && !assigned(gemm_->loop->body, var)) {
+    // `let c = matmul(...) [as T]`, never reassigned: c is the accumulators (cast), slot
+    // by slot where it is used. A copy would need a second register tile.
+    if (aliases_.size() < k_.vars.size()) aliases_.resize(k_.vars.size());
+    aliases_[static_cast<std::size_t>(var)] = &v;
+    return;
+  }
+  if (declare && in_epilogue_ && gemm_ && gemm_->let->var == var && v.kind == ValueKind::Matmul) {
+    // Reassigned, but of the accumulators' type: c names the accumulator registers,
+    // which the template overwrites on the next tile anyway.
+    line(depth, "float (&" + n + ")[" + layout_of(x.type) + "::kPerThread] = iris_acc;");
+    acc_var_ = var;
+    return;
+  }
   if (x.type.is_tile()) {
     const std::string L = layout_of(x.type);
     std::string e = slot(v, depth);
@@ -354,6 +434,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
     case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
     case StmtKind::Store: {
+      if (s.view.rows && in_epilogue_) return epilogue_store(s, depth);
       if (s.view.rows) {
         const std::string L = layout2d(s.view.rows, s.view.size);
         const std::string arr = store_source(*s.value, L, depth);
@@ -370,8 +451,8 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       } else {
         const std::string x = scalar(*s.value, depth);
         const std::string p = view_ptr(s.view, s.rank, depth);
-        line(depth, barrier() + ";");
-        line(depth, "if (" + thread_index() + " == 0) *" + p + " = " + x + ";");
+        line(depth, sync() + ";");
+        line(depth, "if (" + leader() + ") *" + p + " = " + x + ";");
       }
       return;
     }
@@ -379,8 +460,8 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       const std::string x = scalar(*s.value, depth);
       const std::string p = view_ptr_local(s.view, depth);
       // The barrier orders every thread's earlier writes before thread 0's release.
-      line(depth, barrier() + ";");
-      line(depth, "if (" + thread_index() + " == 0) iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) +
+      line(depth, sync() + ";");
+      line(depth, "if (" + leader() + ") iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) +
                       ">(ctx, " + p + ", " + x + ", " + rank_or_self(s.rank, depth) + ", iris::device::SignalOp::" +
                       (s.signal_op == SignalOp::add ? "add" : "set") + ");");
       return;
@@ -388,9 +469,9 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     case StmtKind::Wait: {
       const std::string x = scalar(*s.value, depth);
       const std::string p = view_ptr_local(s.view, depth);
-      line(depth, "if (" + thread_index() + " == 0) iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) +
+      line(depth, "if (" + leader() + ") iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) +
                       ">(" + p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x + ");");
-      line(depth, barrier() + ";");
+      line(depth, sync() + ";");
       return;
     }
     case StmtKind::Eval: {
@@ -417,6 +498,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       return;
     }
     case StmtKind::ForTiles: {
+      if (gemm_ && gemm_->loop == &s) return gemm_loop(s, depth);
       const std::string m = var_name(s.var), n = var_name(s.var2);
       const std::string rows = fresh("rows"), cols = fresh("cols"), across = fresh("across"), total = fresh("total"),
                         t = fresh("tile");
@@ -436,7 +518,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     }
     case StmtKind::ForRanks: {
       const std::string n = var_name(s.var);
-      line(depth, kRankLoopUnroll);
+      line(depth, rank_loop_unroll());
       if (s.peers_only) {
         line(depth, "for (long long iris_k = 1; iris_k < ctx.world; ++iris_k) {");
         line(depth + 1, "const long long " + n + " = iris_rem(ctx.rank + iris_k, (long long)ctx.world);");
@@ -450,7 +532,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     case StmtKind::ForRange: {
       const std::string n = var_name(s.var);
       const std::string lo = scalar(*s.lo, depth), hi = scalar(*s.hi, depth);
-      if (mentions_world(*s.lo) || mentions_world(*s.hi)) line(depth, kRankLoopUnroll);
+      if (mentions_world(*s.lo) || mentions_world(*s.hi)) line(depth, rank_loop_unroll());
       line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + hi + "; ++" + n + ") {");
       stmts(s.body, depth + 1);
       line(depth, "}");
@@ -471,6 +553,95 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
   }
 }
 
+// The GEMM kernel's tiles loop: the template runs the persistent tile loop and the
+// mainloop, and calls the loop body (the epilogue) on its consumer threads once per tile
+// with the tile's origin and its accumulators, which the body's first statement binds
+// (tile() of the wgmma_ws matmul is `iris_acc`).
+void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
+  const std::string m = var_name(s.var), n = var_name(s.var2);
+  const std::string rows = fresh("rows"), cols = fresh("cols"), across = fresh("across");
+  const std::string bm = std::to_string(s.step) + "ll", bn = std::to_string(s.step2) + "ll";
+  line(depth, "const long long " + rows + " = " + scalar(*s.hi, depth) + ", " + cols + " = " + scalar(*s.hi2, depth) + ";");
+  if (s.var_t >= 0) line(depth, "const long long " + across + " = iris_div(" + cols + " + " + bn + " - 1, " + bn + ");");
+  const std::string k = scalar(*gemm_->matmul->view.full, depth);
+  line(depth, "iris_gemm::run(iris_a_map, iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
+                  ", iris_dynamic_smem, [&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {");
+  line(depth + 1, "const long long " + m + "_start = iris_m0;");
+  line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
+  line(depth + 1, "const long long " + n + "_start = iris_n0;");
+  line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
+  if (s.var_t >= 0) {
+    line(depth + 1, "const long long " + var_name(s.var_t) + " = (long long)(iris_m0 / " + std::to_string(s.step) + ") * " +
+                        across + " + iris_n0 / " + std::to_string(s.step2) + ";");
+  }
+  in_epilogue_ = true;
+  stmts(s.body, depth + 1);
+  in_epilogue_ = false;
+  line(depth, "});");
+}
+
+// A 2-D store in the GEMM epilogue. The accumulators take most of the registers, so
+// nothing else is held as a tile: each pair of slots (neighbouring columns of one row
+// in the accumulator layout) is computed where it is stored and goes out as one store
+// where aligned. The loop is written out here rather than in a device-library function
+// taking the slots as a lambda: NVVM then keeps the accumulators in registers (with
+// the lambda, or a helper per pair, ptxas spilled over 1 KiB on 128 x 256 bf16 tiles).
+void GpuKernelPrinter::epilogue_store(const Stmt& s, int depth) {
+  const ScalarType elem = k_.params[static_cast<std::size_t>(s.view.param)].elem;
+  if (byte_size(elem) == 2 && holds_accumulators(*s.value)) {
+    // The accumulators as they are, converted to 16 bits: the template's store_tile
+    // stages them in shared memory and writes whole rows with 16-byte stores, where the
+    // pair stores below would have each warp store touch 8 rows 16 bytes each.
+    line(depth, "iris_gemm::store_tile(iris_acc, " + view_ptr(s.view, s.rank, depth) + ", " + scalar(*s.view.ld, depth) +
+                    ", " + scalar(*s.view.row_extent, depth) + ", " + scalar(*s.view.extent, depth) + ");");
+    return;
+  }
+  const std::string L = layout2d(s.view.rows, s.view.size);
+  const std::string T = type_name(elem);
+  const std::string p = fresh("p"), ld = fresh("ld"), rows = fresh("rows"), cols = fresh("cols"), pairs = fresh("pairs");
+  line(depth, "{");
+  const std::string x = slot(*s.value, depth + 1);
+  line(depth + 1, T + "* const " + p + " = " + view_ptr(s.view, s.rank, depth + 1) + ";");
+  line(depth + 1, "const long long " + ld + " = " + scalar(*s.view.ld, depth + 1) + ";");
+  // 32-bit bounds: 64-bit compares per slot cost registers too.
+  line(depth + 1, "const int " + rows + " = (int)iris_min(" + scalar(*s.view.row_extent, depth + 1) + ", " +
+                      std::to_string(s.view.rows) + "ll), " + cols + " = (int)iris_min(" + scalar(*s.view.extent, depth + 1) +
+                      ", " + std::to_string(s.view.size) + "ll);");
+  line(depth + 1, "const bool " + pairs + " = iris::device::tile::pairs_aligned(" + p + ", " + ld + ");");
+  line(depth + 1, "#pragma unroll");
+  line(depth + 1, "for (int iris_s = 0; iris_s < " + L + "::kPerThread; iris_s += 2) {");
+  line(depth + 2, T + " iris_v0, iris_v1;");
+  line(depth + 2, "{ const int s = iris_s; iris_v0 = " + x + "; }");
+  line(depth + 2, "{ const int s = iris_s + 1; iris_v1 = " + x + "; }");
+  line(depth + 2, "const int iris_i = " + L + "::row(iris_s), iris_j = " + L + "::col(iris_s);");
+  line(depth + 2, "if (iris_i >= " + rows + ") continue;");
+  line(depth + 2, T + "* const iris_q = " + p + " + iris_i * " + ld + " + iris_j;");
+  line(depth + 2, "if (" + pairs + " && iris_j + 1 < " + cols + ") {");
+  line(depth + 3, "iris::device::tile::store_pair(iris_q, iris_v0, iris_v1);");
+  line(depth + 2, "} else {");
+  line(depth + 3, "if (iris_j < " + cols + ") iris_q[0] = iris_v0;");
+  line(depth + 3, "if (iris_j + 1 < " + cols + ") iris_q[1] = iris_v1;");
+  line(depth + 2, "}");
+  line(depth + 1, "}");
+  line(depth, "}");
+}
+
+// Whether `v` is the GEMM's accumulators converted to its own type, nothing else.
+bool GpuKernelPrinter::holds_accumulators(const Value& v) const {
+  if (const Value* a = alias(v)) return holds_accumulators(*a);
+  if (v.kind != ValueKind::Cast || v.operands.size() != 1) return false;
+  const Value& x = *v.operands[0];
+  if (const Value* a = alias(x)) return a->kind == ValueKind::Matmul;
+  return (x.kind == ValueKind::Matmul && x.matmul == MatmulLowering::wgmma_ws) ||
+         (x.kind == ValueKind::VarRef && x.var == acc_var_);
+}
+
+bool GpuKernelPrinter::assigned(const std::vector<StmtPtr>& body, int var) {
+  bool found = false;
+  walk(body, [&](const Stmt& st) { found = found || (st.kind == StmtKind::Assign && st.var == var); }, [](const Value&) {});
+  return found;
+}
+
 // An integer add/sub whose old values nobody reads, with an order `red` can take:
 // it becomes a one-way reduction (no round trip per element).
 bool GpuKernelPrinter::discarded_add(const Value& v) {
@@ -484,8 +655,8 @@ void GpuKernelPrinter::red_add(const Value& v, int depth) {
   const std::string rank = rank_or_self(v.rank, depth);
   if (!v.type.is_tile()) {
     const std::string x = scalar(*v.operands[0], depth);
-    line(depth, barrier() + ";");
-    line(depth, "if (" + thread_index() + " == 0) iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
+    line(depth, sync() + ";");
+    line(depth, "if (" + leader() + ") iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
                     view_ptr_local(v.view, depth) + ", " + neg + x + ", " + rank + ");");
     return;
   }

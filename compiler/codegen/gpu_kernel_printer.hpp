@@ -5,14 +5,19 @@
 // slot loops; side effects on a single element (signals, scalar stores and atomics) run
 // on thread 0 between barriers. The signature follows the launch contract's argument
 // list. It prints only what the passes decided (threads, layouts, matmul lowering, the
-// grid); a target printer supplies the spellings of its dialect.
+// grid); a target printer supplies the spellings of its dialect. A kernel that runs as
+// the sm90 GEMM template (Kernel::gemm) becomes a call of the template with its tiles
+// loop's body as the epilogue, and the accumulators as the matmul's tile.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/contract/launch_contract.hpp"
+#include "compiler/tir/gemm_loop.hpp"
 
 namespace irisc {
 
@@ -31,9 +36,13 @@ class GpuKernelPrinter : public CppPrinter {
   virtual std::string context_parameter() const = 0;
   virtual std::string restrict_qualifier() const = 0;
   virtual std::string shared_qualifier() const = 0;
-  // The program's dynamic shared memory as a 16-byte aligned `unsigned char name[]`.
-  virtual std::string dynamic_shared_declaration(const std::string& name) const = 0;
+  // The program's dynamic shared memory as an `align`-byte aligned `unsigned char name[]`.
+  virtual std::string dynamic_shared_declaration(const std::string& name, int align) const = 0;
+  // A by-value TMA descriptor parameter (iris::device::TensorMap).
+  virtual std::string tensor_map_parameter(const std::string& name) const = 0;
   virtual std::string barrier() const = 0;       // every thread of the program
+  // Barrier number `id` (1..15) over the first `threads` threads that reach it.
+  virtual std::string group_barrier(int id, int threads) const = 0;
   virtual std::string thread_index() const = 0;  // in the program
   virtual std::string block_index() const = 0;   // the program's number in the grid
   virtual std::string grid_blocks() const = 0;   // programs in the grid
@@ -52,7 +61,23 @@ class GpuKernelPrinter : public CppPrinter {
   using BinOp = tir::BinOp;
   using UnOp = tir::UnOp;
 
+  // The named barrier the GEMM epilogue's consumer threads synchronize on: the last
+  // one, since the sm90 template numbers its own (per consumer warpgroup) from 1.
+  static constexpr int kEpilogueBarrier = 15;
+
   std::string var_name(int v) const;
+  static std::string map_name(contract::MapRole role);
+  // Every thread that runs this code (the program, or in the GEMM epilogue its consumer
+  // threads) waits here; leader() is the one thread that does single-element work.
+  std::string sync() const;
+  std::string leader() const;
+  void gemm_loop(const Stmt& s, int depth);
+  void epilogue_store(const Stmt& s, int depth);
+  std::string rank_loop_unroll() const;
+  // What variable reference `v` stands for, when it names no registers of its own.
+  const Value* alias(const Value& v) const;
+  static bool assigned(const std::vector<StmtPtr>& body, int var);
+  bool holds_accumulators(const Value& v) const;
   std::string layout(std::int64_t size) const;
   std::string layout2d(std::int64_t rows, std::int64_t cols) const;
   [[noreturn]] static void internal_error(const std::string& what);
@@ -88,6 +113,11 @@ class GpuKernelPrinter : public CppPrinter {
   // The register array a tile store writes from: the tile itself, or a scalar
   // broadcast over layout L.
   std::string store_source(const Value& v, const std::string& L, int depth);
+
+  std::optional<tir::GemmLoop> gemm_;  // the kernel runs as the sm90 GEMM template
+  bool in_epilogue_ = false;           // printing that GEMM's epilogue
+  std::vector<const Value*> aliases_;  // per variable: the value it stands for, or null
+  int acc_var_ = -1;                   // the variable bound to the accumulator registers
 };
 
 }  // namespace irisc

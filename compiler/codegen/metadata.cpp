@@ -3,7 +3,9 @@
 
 #include <cstdio>
 
+#include "compiler/tir/gemm_loop.hpp"
 #include "templates/include/iris/device/context.hpp"
+#include "templates/include/iris/device/gemm/shapes.hpp"
 
 namespace irisc {
 namespace {
@@ -92,6 +94,18 @@ contract::Kernel launch_contract(const Kernel& k) {
   }
   for (std::size_t s = 0; s < k.size_symbols.size(); ++s) c.args.push_back({contract::ArgKind::size, static_cast<int>(s), 8});
   c.args.push_back({contract::ArgKind::sms, -1, 8});
+  // A kernel run by the sm90 GEMM template reads A and B through TMA: one tensor map
+  // each, with the template's boxes (gemm/shapes.hpp), after everything else.
+  GemmLoop g;
+  if (k.gemm.stages && match_gemm_loop(k, &g).empty()) {
+    namespace gemm = iris::device::gemm;
+    const gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, k.gemm.stages, k.gemm.group_m};
+    const gemm::Box2D a = gemm::sm90_box_a(shape);
+    const gemm::Box2D b = gemm::sm90_box_b(shape, g.b_nk ? gemm::BLayout::nk : gemm::BLayout::kn);
+    c.args.push_back({contract::ArgKind::tensor_map, g.a, contract::kTensorMapBytes, contract::MapRole::a, a.outer, a.inner});
+    c.args.push_back({contract::ArgKind::tensor_map, g.b, contract::kTensorMapBytes,
+                      g.b_nk ? contract::MapRole::b_nk : contract::MapRole::b_kn, b.outer, b.inner});
+  }
   return c;
 }
 

@@ -2,7 +2,8 @@
 // from the TIR after the decision passes: for each kernel its parameters (kind, dtype,
 // symmetric, extents as expressions), size symbols, compile-time values, grid or roles,
 // threads, blocks per SM, dynamic shared memory and the ordered argument list that the
-// emitted kernel signature follows and libiris packs.
+// emitted kernel signature follows and libiris packs (with a tensor map per operand for
+// a kernel that runs as the sm90 GEMM template).
 #pragma once
 
 #include <string>

@@ -25,7 +25,8 @@ const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
 
 constexpr const char* kDTypeNames[] = {"f32", "f16", "bf16", "i32", "i64", "u32", "u64", "bool"};
 constexpr int kDTypeBytes[] = {4, 2, 2, 4, 8, 4, 8, 1};
-constexpr const char* kArgKinds[] = {"context", "param", "size", "sms"};
+constexpr const char* kArgKinds[] = {"context", "param", "size", "sms", "tensor_map"};
+constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk"};
 
 // ---- writing ---------------------------------------------------------------------------
 // Postfix -> nested JSON: 8, "world", "sms", ["size", 0], ["mul", a, b].
@@ -217,7 +218,7 @@ Kernel read_kernel(const json& k, std::size_t index) {
     Arg arg;
     const std::string kind = text(a, "kind", where + " argument");
     int ki = -1;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 5; ++i) {
       if (kind == kArgKinds[i]) ki = i;
     }
     if (ki < 0) bad(where, "unknown argument kind '" + kind + "'");
@@ -244,6 +245,35 @@ Kernel read_kernel(const json& k, std::size_t index) {
         if (arg.bytes != 8) bad(where, "the sms argument is 8 bytes");
         ++sms;
         break;
+      case ArgKind::tensor_map: {
+        const std::string aw = where + " tensor map";
+        arg.index = static_cast<int>(integer(a, "index", aw, 0, static_cast<std::int64_t>(out.params.size()) - 1));
+        const Param& p = out.params[static_cast<std::size_t>(arg.index)];
+        if (!p.tensor || p.dims.size() != 2 || (p.dtype != DType::bf16 && p.dtype != DType::f16)) {
+          bad(aw, "parameter '" + p.name + "' is not a 2-D tensor of bf16 or f16");
+        }
+        if (arg.bytes != kTensorMapBytes) bad(aw, "tensor maps are " + std::to_string(kTensorMapBytes) + " bytes");
+        const std::string role = text(a, "role", aw);
+        int ri = -1;
+        for (int i = 0; i < 3; ++i) {
+          if (role == kMapRoles[i]) ri = i;
+        }
+        if (ri < 0) bad(aw, "unknown role '" + role + "'");
+        arg.role = static_cast<MapRole>(ri);
+        const json& box = field(a, "box", aw);
+        if (!box.is_array() || box.size() != 2 || !box[0].is_number_integer() || !box[1].is_number_integer()) {
+          bad(aw, "\"box\" must be [rows, cols]");
+        }
+        const std::int64_t rows = box[0].get<std::int64_t>(), cols = box[1].get<std::int64_t>();
+        // TMA reads boxes of 1..256 elements per dimension; a row of the box is a
+        // multiple of 16 bytes and at most one 128-byte swizzle span.
+        if (rows < 1 || rows > 256 || cols < 8 || cols > 64 || cols % 8) {
+          bad(aw, "box [" + std::to_string(rows) + ", " + std::to_string(cols) + "] is not one TMA reads");
+        }
+        arg.box_rows = static_cast<int>(rows);
+        arg.box_cols = static_cast<int>(cols);
+        break;
+      }
     }
     out.args.push_back(arg);
   }
@@ -260,6 +290,7 @@ Kernel read_kernel(const json& k, std::size_t index) {
 }  // namespace
 
 const char* name(DType t) { return kDTypeNames[static_cast<int>(t)]; }
+const char* name(MapRole r) { return kMapRoles[static_cast<int>(r)]; }
 int byte_size(DType t) { return kDTypeBytes[static_cast<int>(t)]; }
 
 const char* describe(EvalError e) {
@@ -377,7 +408,11 @@ std::string write(const Module& module, int indent) {
     ojson args = ojson::array();
     for (const Arg& a : k.args) {
       ojson aj = {{"kind", kArgKinds[static_cast<int>(a.kind)]}, {"bytes", a.bytes}};
-      if (a.kind == ArgKind::param || a.kind == ArgKind::size) aj["index"] = a.index;
+      if (a.kind == ArgKind::param || a.kind == ArgKind::size || a.kind == ArgKind::tensor_map) aj["index"] = a.index;
+      if (a.kind == ArgKind::tensor_map) {
+        aj["role"] = name(a.role);
+        aj["box"] = ojson::array({a.box_rows, a.box_cols});
+      }
       args.push_back(std::move(aj));
     }
     ojson kj = ojson::object();

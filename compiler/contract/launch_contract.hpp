@@ -19,7 +19,7 @@
 
 namespace irisc::contract {
 
-inline constexpr int kVersion = 2;
+inline constexpr int kVersion = 3;
 inline constexpr std::size_t kMaxExprOps = 256;
 inline constexpr int kMaxNesting = 64;  // of the JSON text
 
@@ -73,13 +73,25 @@ struct Param {
   std::vector<Expr> dims;    // tensors: one extent per dimension (no sms)
 };
 
-// One kernel argument, in order. `hidden` kinds have room here (TMA descriptors, a trace
-// buffer) without another change of the packing code.
-enum class ArgKind : std::uint8_t { context, param, size, sms };
+// One kernel argument, in order. Hidden kinds (everything but `param`) are what the
+// launcher makes itself: the context, the size symbols, the SM count, tensor maps.
+//
+// tensor_map: a TMA descriptor (the driver's CUtensorMap: 128 bytes, 64-byte aligned,
+// passed by value) of tensor parameter `index`, a row-major 2-D tensor of 16-bit
+// floats, read in boxes of box_rows x box_cols elements. The launcher encodes it from
+// the tensor bound at launch (its address and shape). `role` says which operand of the
+// kernel's GEMM the tensor is (for messages; the encoding is the same).
+enum class ArgKind : std::uint8_t { context, param, size, sms, tensor_map };
+enum class MapRole : std::uint8_t { a, b_kn, b_nk };  // A [M, K]; B as [K, N] or [N, K]
+const char* name(MapRole r);
+inline constexpr int kTensorMapBytes = 128;
+inline constexpr int kTensorMapAlign = 64;
 struct Arg {
   ArgKind kind = ArgKind::param;
-  int index = -1;  // param: into params; size: into sizes
+  int index = -1;  // param and tensor_map: into params; size: into sizes
   int bytes = 8;   // the size passed (context: its struct size, checked by the launcher)
+  MapRole role = MapRole::a;        // tensor_map
+  int box_rows = 0, box_cols = 0;   // tensor_map
 };
 
 struct Role {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "compiler/ast/ast.hpp"
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/driver/lower.hpp"
 #include "compiler/lex/lexer.hpp"
 #include "compiler/parse/parser.hpp"
@@ -38,7 +39,10 @@ const char* stage_name(Stage s) {
 }
 
 std::string compiler_fingerprint() {
-  std::string f = std::string("irisc ") + irisc_version() + "; headers " + toolchain::device_headers_digest();
+  // The contract version too: a cached code object whose contract this libiris cannot
+  // read would otherwise be found again after an upgrade.
+  std::string f = std::string("irisc ") + irisc_version() + "; contract " + std::to_string(contract::kVersion) +
+                  "; headers " + toolchain::device_headers_digest();
   std::string why;
   if (toolchain::nvrtc_available(&why)) f += "; nvrtc " + toolchain::nvrtc_version();
   return f;

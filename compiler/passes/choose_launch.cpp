@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "compiler/tir/gemm_loop.hpp"
 #include "compiler/tir/visit.hpp"
 
 namespace irisc {
@@ -25,6 +26,13 @@ ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r) {
 }
 
 void decide(Kernel& k) {
+  // A GEMM decision (select_gemm_mainloop) replaced this pass's launch: it is made
+  // again after this one, on the launch decided now.
+  if (k.gemm.stages) {
+    k.min_blocks_per_sm = 0;
+    k.dynamic_shared_bytes = 0;
+  }
+  forget_gemm(k);
   std::set<std::int64_t> sizes;
   std::set<std::pair<std::int64_t, std::int64_t>> sizes2;
   auto note_type = [&](const Type& t) {

@@ -10,6 +10,8 @@
 //     03_all_store ran at 69% of the CUDA version with 4 per SM), else 1. With a
 //     `persistent` loop, `sms * resident`: exactly as many programs as the GPU holds at
 //     once (the launcher asks the driver at load), so programs may wait for each other.
+// A GEMM decision found on the kernel (a TIR listing) is dropped with the launch it
+// replaced; select_gemm_mainloop makes it again.
 #pragma once
 
 #include "compiler/tir/tir.hpp"

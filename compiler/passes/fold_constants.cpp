@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "compiler/tir/gemm_loop.hpp"
 #include "compiler/tir/visit.hpp"
 
 namespace irisc {
@@ -70,6 +71,8 @@ int fold_constants(Module& module) {
         ++count;
       }
     });
+    // A listing's GEMM decision holds only while the kernel keeps the GEMM's shape.
+    forget_stale_gemm(k);
   }
   return count;
 }

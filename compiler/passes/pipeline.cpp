@@ -7,6 +7,7 @@
 #include "compiler/passes/choose_launch.hpp"
 #include "compiler/passes/fold_constants.hpp"
 #include "compiler/passes/remove_dead_lets.hpp"
+#include "compiler/passes/select_gemm_mainloop.hpp"
 #include "compiler/passes/select_matmul.hpp"
 #include "compiler/tir/verify.hpp"
 
@@ -22,6 +23,7 @@ const Pass kPasses[] = {
     {"fold-constants", fold_constants},
     {"remove-dead-lets", remove_dead_lets},
     {"choose-launch", choose_launch},
+    {"select-gemm-mainloop", select_gemm_mainloop},
     {"select-matmul", select_matmul},
 };
 

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "compiler/tir/gemm_loop.hpp"
 #include "compiler/tir/visit.hpp"
 
 namespace irisc {
@@ -44,6 +45,8 @@ int remove_dead_lets(Module& module) {
           });
       removed = remove(k.body, used);
     }
+    // A listing's GEMM decision whose matmul was dead is gone with it.
+    forget_stale_gemm(k);
   }
   return n;
 }

@@ -24,6 +24,9 @@ int select_matmul(Module& module) {
   // Two programs per SM share its shared memory.
   const std::int64_t budget = target.max_shared_bytes / kMmaBlocksPerSm - kStaticSharedReserve;
   for (Kernel& k : module.kernels) {
+    // A kernel that runs as the sm90 GEMM template (select_gemm_mainloop) has its
+    // matmul, shared memory and launch decided already.
+    if (k.gemm.stages) continue;
     std::int64_t dynamic = 0;
     mutate(k.body, [&](ValuePtr& v) {
       if (v->kind != ValueKind::Matmul) return;

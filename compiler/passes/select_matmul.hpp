@@ -6,7 +6,8 @@
 // reuse it; above 48 KiB the launcher opts in (128 x 128 bf16 tiles: 67.5 KiB). A kernel that uses tensor cores
 // is limited to 128 registers so that two programs share an SM (64 x 64 tiles: 24 -> 39
 // TFLOP/s on H200 against the compiler's own choice of 152 registers). Runs after
-// choose_launch (it needs the block size).
+// choose_launch (it needs the block size) and select_gemm_mainloop, whose kernels it
+// leaves alone.
 #pragma once
 
 #include "compiler/tir/tir.hpp"

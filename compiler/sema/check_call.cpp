@@ -251,16 +251,19 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     result->operands.push_back(value);
   } else if (fn == "matmul") {
     // matmul(A[m, :], B[:, n], acc: f32): the [rows(m), cols(n)] product over the
-    // shared extent K, accumulated in `acc` (f32 by default).
+    // shared extent K, accumulated in `acc` (f32 by default). The second operand may
+    // also be a row panel Bt[n, :] of an [N, K] tensor (B transposed): [rows(m), rows(n)].
     if (!check_named(e, {"acc"}) || !want_args(2)) return error_value(e.range);
     auto a = view(*e.args[0], fn);
     auto b = a ? view(*e.args[1], fn) : std::nullopt;
     if (!a || !b) return error_value(e.range);
-    if (a->slice_dim != 1 || b->slice_dim != 0) {
+    if (a->slice_dim != 1 || b->slice_dim < 0) {
       diags_.emit(DiagnosticKind::ExpectedView, a->slice_dim != 1 ? e.args[0]->range : e.args[1]->range,
-                  {"matmul (its operands are row and column panels: matmul(A[m, :], B[:, n]))"});
+                  {"matmul (its operands are panels: matmul(A[m, :], B[:, n]) or, B transposed, "
+                   "matmul(A[m, :], Bt[n, :]))"});
       return error_value(e.range);
     }
+    const std::int64_t cols = b->slice_dim == 0 ? b->size : b->rows;
     if (!same_value(*a->full, *b->full)) {
       diags_.emit(DiagnosticKind::TileShapeMismatch, e.range,
                   {"K = " + extent_text(*a->full), "K = " + extent_text(*b->full)});
@@ -287,12 +290,12 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       }
       acc = at->name == "f32" ? ScalarType::f32 : at->name == "f16" ? ScalarType::f16 : ScalarType::bf16;
     }
-    if (a->rows * b->size > 32768) {
+    if (a->rows * cols > 32768) {
       diags_.emit(DiagnosticKind::TileSizeInvalid, e.range,
-                  {std::to_string(a->rows) + " x " + std::to_string(b->size), "a matmul tile holds at most 32768 elements"});
+                  {std::to_string(a->rows) + " x " + std::to_string(cols), "a matmul tile holds at most 32768 elements"});
       return error_value(e.range);
     }
-    result = make(ValueKind::Matmul, Type::tile2d(acc, a->rows, b->size), e.range);
+    result = make(ValueKind::Matmul, Type::tile2d(acc, a->rows, cols), e.range);
     result->view = *a;
     result->view_b = *b;
   } else if (fn == "index") {

@@ -95,13 +95,16 @@ struct View {
   ValuePtr row_extent;     // valid rows
   ValuePtr ld;             // row stride (elements)
   // Matmul panels: A[m, :] (slice_dim 1) or B[:, n] (slice_dim 0); `full` is the
-  // sliced dimension's extent (K).
+  // sliced dimension's extent (K). A matmul's second operand may also be a row panel
+  // Bt[n, :] of an [N, K] tensor: B transposed, k contiguous.
   int slice_dim = -1;
   ValuePtr full;
 };
 
-// How a Matmul value is computed (chosen by select_matmul).
-enum class MatmulLowering : std::uint8_t { unchosen, simt, mma_sync };
+// How a Matmul value is computed (chosen by select_gemm_mainloop and select_matmul).
+// wgmma_ws: the product of the sm90 warp-specialized GEMM template that the whole
+// kernel runs as (Kernel::gemm).
+enum class MatmulLowering : std::uint8_t { unchosen, simt, mma_sync, wgmma_ws };
 const char* name(MatmulLowering m);
 
 // ---- values (expressions) ------------------------------------------------------------
@@ -184,7 +187,20 @@ struct Layout {
   std::int64_t rows = 0;  // 0: a 1-D tile
   std::int64_t cols = 0;  // columns (1-D: elements)
   int vec = 1;            // 1-D: consecutive elements per thread access
+  // 2-D: the accumulator registers of the sm90 GEMM template (its Gemm::Acc), held by
+  // the consumer threads only, instead of an even spread over all threads.
+  bool accumulator = false;
   bool operator==(const Layout&) const = default;
+};
+
+// The sm90 warp-specialized GEMM a kernel runs as (select_gemm_mainloop; the kernel's
+// shape is tir/gemm_loop.hpp's): its tiles loop becomes the template's persistent tile
+// loop, the loop's matmul the TMA + wgmma mainloop, the rest of the loop body the
+// epilogue. stages == 0: the kernel does not.
+struct GemmMainloop {
+  int stages = 0;   // depth of the shared-memory ring of A and B slices
+  int group_m = 0;  // tile rows walked together (grouped order, for L2 reuse)
+  bool operator==(const GemmMainloop&) const = default;
 };
 
 struct Kernel {
@@ -205,6 +221,7 @@ struct Kernel {
   std::vector<Layout> layouts;   // one per tile shape in the kernel
   std::int64_t dynamic_shared_bytes = 0;  // asked for at launch
   bool uses_mma = false;         // some Matmul is lowered to mma.sync (select_matmul)
+  GemmMainloop gemm;             // select_gemm_mainloop
 
   bool has_layout(const Type& t) const;
   const Layout* layout_of(const Type& t) const;

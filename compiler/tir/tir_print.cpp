@@ -219,11 +219,16 @@ std::string print(const Module& module) {
     if (k.layouts_chosen || k.block_threads != 256) launch += ", threads " + std::to_string(k.block_threads);
     if (k.min_blocks_per_sm) launch += ", blocks/sm " + std::to_string(k.min_blocks_per_sm);
     if (k.dynamic_shared_bytes) launch += ", dynamic shared " + std::to_string(k.dynamic_shared_bytes);
+    if (k.gemm.stages) {
+      launch += ", gemm stages " + std::to_string(k.gemm.stages) + " group_m " + std::to_string(k.gemm.group_m);
+    }
     if (k.layouts_chosen) {
       launch += ", layouts";
       for (const Layout& l : k.layouts) {
         launch += " " + (l.rows ? std::to_string(l.rows) + "x" + std::to_string(l.cols) +
-                                      (l.vec != 1 ? "/" + std::to_string(l.vec) : std::string())
+                                      (l.accumulator ? std::string("/acc")
+                                       : l.vec != 1  ? "/" + std::to_string(l.vec)
+                                                     : std::string())
                                 : std::to_string(l.cols) + "/" + std::to_string(l.vec));
       }
     }

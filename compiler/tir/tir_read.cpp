@@ -203,12 +203,18 @@ class Reader : private detail::Scanner {
         item = "dynamic shared";
         expect_word("shared");
         k.dynamic_shared_bytes = integer_in("a byte count", 1, std::int64_t{1} << 20);
+      } else if (eat_word("gemm")) {
+        item = "gemm";
+        expect_word("stages");
+        k.gemm.stages = static_cast<int>(integer_in("a stage count", 1, 64));
+        expect_word("group_m");
+        k.gemm.group_m = static_cast<int>(integer_in("a tile-row group", 1, 1 << 20));
       } else if (eat_word("layouts")) {
         item = "layouts";
         k.layouts_chosen = true;
         while (digit(peek())) k.layouts.push_back(layout());
       } else {
-        fail("expected 'threads', 'blocks/sm', 'dynamic shared' or 'layouts', found " + found());
+        fail("expected 'threads', 'blocks/sm', 'dynamic shared', 'gemm' or 'layouts', found " + found());
       }
       if (!seen.insert(item).second) fail_at(at, "'" + item + "' is given twice");
     } while (eat(","));

@@ -7,15 +7,16 @@
 // comment that runs to the end of the line):
 //
 //   kernel NAME(PARAM, ...) [sizes(#S, ...)] [with C=INT ...] [grid VALUE] {
-//     [launch [threads N][, blocks/sm N][, dynamic shared N][, layouts L ...]]
+//     [launch [threads N][, blocks/sm N][, dynamic shared N][, gemm stages N group_m N]
+//             [, layouts L ...]]
 //     STATEMENT ...
 //   }
 //
 //   PARAM      x: f32 | x: [symmetric] tensor<f32>[VALUE, ...]
 //   sizes(...) the hidden size arguments in order; written only when that order is not
 //              the order of first use in the parameter list
-//   L          COLS/VEC (1-D tiles) or ROWSxCOLS[/VEC] (2-D tiles); `layouts` present
-//              means the layouts were chosen
+//   L          COLS/VEC (1-D tiles) or ROWSxCOLS[/VEC] (2-D tiles), ROWSxCOLS/acc (the
+//              sm90 GEMM's accumulators); `layouts` present means the layouts were chosen
 //   STATEMENT  let %v: TYPE = VALUE | %v = VALUE | eval VALUE
 //              store VIEW <- VALUE[, to VALUE]
 //              signal<ORDER, SCOPE> set|add VIEW <- VALUE[, to VALUE]
@@ -27,9 +28,10 @@
 //   VIEW       x[OFFSET]  x[OFFSET +: N valid VALUE]  x[OFFSET +: RxC valid VALUExVALUE ld VALUE]
 //              A[OFFSET rows R valid VALUE x all VALUE ld VALUE]   (matmul row panel)
 //              B[OFFSET all VALUE x cols C valid VALUE ld VALUE]   (matmul column panel)
+//              (a matmul's second operand may be a row panel: B transposed)
 //   VALUE      INT:TYPE | FLOAT:TYPE | $scalar_param | #size | %var | rank | world | sms |
 //              program | programs | OP[<TYPE>](VALUE, ...) | cast<TYPE>(V) | fill<TYPE>(V) |
-//              load<TYPE>(VIEW[, from V][, other V]) | matmul<TYPE[, simt|mma_sync]>(VIEW, VIEW) |
+//              load<TYPE>(VIEW[, from V][, other V]) | matmul<TYPE[, simt|mma_sync|wgmma_ws]>(VIEW, VIEW) |
 //              atomic_OP<ORDER, SCOPE[, TYPE]>(VIEW, V[, V][, to V])
 //
 // Types that follow from a value's operands (implied_type below) are not written; a

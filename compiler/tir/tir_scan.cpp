@@ -50,7 +50,8 @@ constexpr int count(UnOp e) {
   return 0;
 }
 constexpr int count(MatmulLowering e) {
-  switch (e) { case MatmulLowering::unchosen: case MatmulLowering::simt: case MatmulLowering::mma_sync: return 3; }
+  switch (e) { case MatmulLowering::unchosen: case MatmulLowering::simt: case MatmulLowering::mma_sync:
+               case MatmulLowering::wgmma_ws: return 4; }
   return 0;
 }
 constexpr int count(ScalarType e) {
@@ -339,7 +340,10 @@ Layout Scanner::layout() {
   if (eat("x")) {
     l.rows = a;
     l.cols = extent("a layout extent");
-    if (eat("/")) l.vec = static_cast<int>(integer_in("a vector width", 1, 1024));
+    if (eat("/")) {
+      if (eat_word("acc")) l.accumulator = true;
+      else l.vec = static_cast<int>(integer_in("a vector width", 1, 1024));
+    }
   } else {
     expect("/");
     l.cols = a;

@@ -75,7 +75,7 @@ class Scanner {
   E enum_word(const std::string& what);  // instantiated beside enum_named
   ScalarType scalar_type();
   Type type();
-  Layout layout();  // COLS/VEC (1-D tiles) or ROWSxCOLS[/VEC] (2-D tiles)
+  Layout layout();  // COLS/VEC (1-D tiles) or ROWSxCOLS[/VEC|/acc] (2-D tiles)
 
  private:
   void skip();

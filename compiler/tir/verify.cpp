@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "compiler/tir/gemm_loop.hpp"
 #include "compiler/tir/visit.hpp"
+#include "templates/include/iris/device/gemm/shapes.hpp"
 
 namespace irisc::tir {
 namespace {
@@ -50,6 +52,7 @@ class Verifier {
     int roles_seen = 0;
     body(k_.body, /*top=*/true, roles_seen);
     if (roles_seen != static_cast<int>(k_.roles.size())) fail("role statements and Kernel::roles disagree");
+    if (err_.empty()) gemm();
     return err_;
   }
 
@@ -79,6 +82,38 @@ class Verifier {
         fail(what + " names no size");
       }
     });
+  }
+
+  // A GEMM decision (select_gemm_mainloop) holds together: the kernel has the shape the
+  // template runs, its one matmul is the template's, and the launch is the template's
+  // (threads, shared memory, the accumulator layout), which codegen prints as is.
+  void gemm() {
+    const bool wgmma = any_value(k_.body, [](const Value& v) {
+      return v.kind == ValueKind::Matmul && v.matmul == MatmulLowering::wgmma_ws;
+    });
+    const bool acc_layout = std::any_of(k_.layouts.begin(), k_.layouts.end(), [](const Layout& l) { return l.accumulator; });
+    if (!k_.gemm.stages) {
+      if (wgmma) fail("a wgmma_ws matmul in a kernel that is no GEMM (no `gemm` on its launch line)");
+      if (acc_layout) fail("an accumulator layout in a kernel that is no GEMM");
+      return;
+    }
+    GemmLoop g;
+    if (std::string why = match_gemm_loop(k_, &g); !why.empty()) return fail("a GEMM kernel of the wrong shape: " + why);
+    if (g.matmul->matmul != MatmulLowering::wgmma_ws) return fail("a GEMM kernel whose matmul is not wgmma_ws");
+    const iris::device::gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, k_.gemm.stages,
+                                              k_.gemm.group_m};
+    if (g.bm > 1024 || g.bn > 1024 || !iris::device::gemm::sm90_shape_ok(shape)) {
+      return fail("a GEMM of " + std::to_string(g.bm) + " x " + std::to_string(g.bn) + " tiles and " +
+                  std::to_string(k_.gemm.stages) + " stages, which the sm90 template does not run");
+    }
+    if (!k_.layouts_chosen) return fail("a GEMM decision before the layouts were chosen");
+    if (k_.block_threads != iris::device::gemm::sm90_threads(shape) || k_.min_blocks_per_sm != 1 ||
+        k_.dynamic_shared_bytes != iris::device::gemm::sm90_shared_bytes(shape)) {
+      return fail("a GEMM kernel whose threads, blocks/sm or dynamic shared memory are not the template's");
+    }
+    if (k_.layouts.size() != 1 || !(k_.layouts[0] == Layout{g.bm, g.bn, 1, true})) {
+      fail("a GEMM kernel whose only layout is not the accumulator's");
+    }
   }
 
   void view(const View& w, const char* what) {
@@ -165,7 +200,9 @@ class Verifier {
       case ValueKind::Matmul:
         view(v.view, "a matmul");
         view(v.view_b, "a matmul");
-        if (v.view.slice_dim != 1 || v.view_b.slice_dim != 0 || !v.type.is_tile() || !v.type.rows) {
+        // B is a column panel of [K, N], or a row panel of [N, K] (B transposed).
+        if (v.view.slice_dim != 1 || v.view_b.slice_dim < 0 || !v.type.is_tile() || !v.type.rows ||
+            v.type.rows != v.view.rows || v.type.size != (v.view_b.slice_dim == 0 ? v.view_b.size : v.view_b.rows)) {
           fail(at(v) + " is not panel x panel -> 2-D tile");
         }
         break;

@@ -1,8 +1,8 @@
 // Program: loading irisc code objects with their launch contract, checking arguments
 // and launching by the contract (see iris/program.hpp). Everything that can be decided
 // once (the contract's validity, where each size symbol is bound, the dtypes) is decided
-// at load; a launch only compares, evaluates and packs, allocating nothing unless it
-// fails.
+// at load; a launch only compares, evaluates and packs (tensor maps included), allocating
+// nothing unless it fails.
 #include "iris/program.hpp"
 
 #include <array>
@@ -12,6 +12,7 @@
 
 #include "backend/backend.hpp"
 #include "iris/error.hpp"
+#include "iris/tensor_map.hpp"
 #include "module_impl.hpp"
 
 namespace iris {
@@ -53,6 +54,31 @@ bool runtime_dtype(contract::DType t, DType* out) {
 
 bool is_float(contract::DType t) {
   return t == contract::DType::f32 || t == contract::DType::f16 || t == contract::DType::bf16;
+}
+
+static_assert(sizeof(TensorMap) == contract::kTensorMapBytes && alignof(TensorMap) == contract::kTensorMapAlign,
+              "a tensor map argument is the driver's CUtensorMap");
+
+// The TMA descriptor of `arg` (a tensor the launch checked against the contract: 2-D,
+// row-major, of the parameter's dtype) that `slot` asks for. encode_tensor_map keeps
+// every map it made, so a launch with the same tensor again is a lookup, and the map
+// stays where it is: the launch passes it by address.
+void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg& arg) {
+  const auto shape = arg.shape();
+  const TensorMapSpec spec =
+      TensorMapSpec::matrix(arg.dtype(), arg.ptr(), shape[0], shape[1], shape[1], static_cast<std::uint32_t>(slot.box_rows),
+                            static_cast<std::uint32_t>(slot.box_cols));
+  try {
+    return const_cast<TensorMap*>(&encode_tensor_map(spec));
+  } catch (const Error& e) {
+    const std::string what = slot.role == contract::MapRole::a      ? "A [M, K]"
+                             : slot.role == contract::MapRole::b_kn ? "B [K, N]"
+                                                                    : "B [N, K]";
+    throw Error("parameter '" + k.params[static_cast<std::size_t>(slot.index)].name + "' of kernel '" + k.name +
+                "' is the GEMM operand " + what + ", read through a TMA tensor map: " + e.what() +
+                " (the sm_90a GEMM needs rows of a multiple of 16 bytes and 16-byte aligned tensors; a kernel "
+                "compiled for sm_90 takes any shape)");
+  }
 }
 
 }  // namespace
@@ -281,6 +307,7 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
         break;
       case contract::ArgKind::size: std::memcpy(out, &sizes[static_cast<std::size_t>(slot.index)], 8); break;
       case contract::ArgKind::sms: std::memcpy(out, &sms, 8); break;
+      case contract::ArgKind::tensor_map: ptrs[n] = tensor_map(k, slot, a[static_cast<std::size_t>(slot.index)]); break;
       case contract::ArgKind::param: {
         const std::size_t i = static_cast<std::size_t>(slot.index);
         const Arg& arg = a[i];

@@ -1,9 +1,11 @@
 // irisc's 2-D tiles and matmul on GPUs: GEMM + all-scatter compiled by the JIT, on
 // shapes that are not multiples of the tile (masked edges), checked against a host
-// product of the same bf16 inputs on every rank.
+// product of the same bf16 inputs on every rank; and the sm90 warp-specialized GEMM
+// that such loops become on sm_90a (IriscWgmma, SKIPPED on other GPUs).
 #include <cmath>
 #include <string>
 
+#include "backend/backend.hpp"
 #include "gpu_harness.hpp"
 
 namespace iris::test {
@@ -73,9 +75,9 @@ void check_gemm_all_scatter(Context& ctx, const char* dtype) {
   }
 }
 
-// Every shape takes the tensor-core lowering (tile_mma.hpp) for bf16 and f16; 128 x 128
-// needs 67.5 KiB of dynamic shared memory, so the launch opts in above 48 KiB. The
-// shapes leave partial tiles in M, N and K.
+// Every shape takes tensor cores for bf16 and f16: mma.sync (tile_mma.hpp; 128 x 128
+// needs 67.5 KiB of dynamic shared memory, so the launch opts in above 48 KiB), or on
+// sm_90a the wgmma GEMM for all but 32 x 64. The shapes leave partial tiles in M, N and K.
 TEST_P(IriscMatmul, GemmAllScatterMatchesHostProduct) {
   run_ranks(GetParam(), [](Context& ctx, Module&) { check_gemm_all_scatter<bfloat16>(ctx, "bf16"); });
 }
@@ -131,7 +133,226 @@ TEST_P(IriscMatmul, MatmulWithFewerThreadsThanColumns) {
   });
 }
 
+// ---- the sm90 warp-specialized GEMM (select-gemm-mainloop) --------------------------------
+// On an sm_90 GPU the JIT compiles for sm_90a, where a tiles loop that starts with
+// `let c = matmul(...)` of bf16 or f16 operands runs as the TMA + wgmma template. Ragged
+// shapes (M, N, K not multiples of the tile) and exact ones, both B layouts, and an
+// epilogue that scales and stores to a peer, against a host product in double.
+
+class IriscWgmma : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    if (backend::active().device_attribute(0, backend::DeviceAttribute::compute_capability_major) != 9) {
+      GTEST_SKIP() << "not an sm_90 GPU (the wgmma GEMM is sm_90a only)";
+    }
+  }
+};
+
+// `B` is [K, N], or with `b_nk` [N, K] (read as `Bt[n, :]`). C[i, j] = scale * sum_k A[i, k] B(k, j).
+template <class T>
+double relative_error(const std::vector<T>& a, const std::vector<T>& b, const std::vector<double>& got, std::int64_t M,
+                      std::int64_t N, std::int64_t K, bool b_nk, double scale) {
+  double err = 0, ref = 0;
+  for (std::int64_t i = 0; i < M; ++i) {
+    for (std::int64_t j = 0; j < N; ++j) {
+      double want = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        const T bv = b[static_cast<std::size_t>(b_nk ? j * K + k : k * N + j)];
+        want += static_cast<double>(static_cast<float>(a[static_cast<std::size_t>(i * K + k)])) *
+                static_cast<double>(static_cast<float>(bv));
+      }
+      want *= scale;
+      const double g = got[static_cast<std::size_t>(i * N + j)];
+      if (!std::isfinite(g)) return INFINITY;
+      err += (g - want) * (g - want);
+      ref += want * want;
+    }
+  }
+  return std::sqrt(err / ref);
+}
+
+// Whether the kernel took the wgmma path: its launch passes tensor maps.
+bool runs_wgmma(const Program& p, const std::string& kernel) {
+  for (const irisc::contract::Arg& a : p.kernel(kernel).args) {
+    if (a.kind == irisc::contract::ArgKind::tensor_map) return true;
+  }
+  return false;
+}
+
+std::string with_dtype(std::string src, const std::string& dtype) {
+  for (std::size_t at = src.find("bf16"); at != std::string::npos; at = src.find("bf16", at + dtype.size())) {
+    src.replace(at, 4, dtype);
+  }
+  return src;
+}
+
+const char* kGemmKn = R"(
+kernel gemm<BM: int = 128, BN: int = 256>(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N]) {
+    for (m, n) in tiles([M, N], [BM, BN]) {
+        let c = matmul(A[m, :], B[:, n], acc: f32) as bf16;
+        store(C[m, n], c);
+    }
+}
+)";
+
+const char* kGemmNk = R"(
+kernel gemm<BM: int = 128, BN: int = 256>(A: tensor<bf16>[M, K], Bt: tensor<bf16>[N, K], C: tensor<bf16>[M, N]) {
+    for (m, n) in tiles([M, N], [BM, BN]) {
+        let c = matmul(A[m, :], Bt[n, :], acc: f32) as bf16;
+        store(C[m, n], c);
+    }
+}
+)";
+
+template <class T>
+void check_wgmma_gemm(Context& ctx, const char* dtype, bool b_nk) {
+  const std::string src = with_dtype(b_nk ? kGemmNk : kGemmKn, dtype);
+  struct Case {
+    std::int64_t M, N, K, bm, bn;
+  };
+  // 296, not 300: a [K, N] B's rows must be a multiple of 16 bytes for TMA (see
+  // TmaRowsThatAreNotMultiplesOf16BytesAreAnError).
+  for (const Case& c : {Case{200, 296, 136, 128, 256}, Case{128, 256, 64, 128, 256}, Case{200, 296, 136, 64, 128},
+                        Case{1000, 520, 200, 128, 128}}) {
+    JitOptions jo;
+    jo.defines = {{"BM", c.bm}, {"BN", c.bn}};
+    Program p = jit_program(ctx, src, "gemm.iris", jo);
+    require(runs_wgmma(p, "gemm"), "the kernel runs as the sm90 GEMM");
+    auto a = ctx.randn<T>({c.M, c.K}, 31);
+    auto b = b_nk ? ctx.randn<T>({c.N, c.K}, 32) : ctx.randn<T>({c.K, c.N}, 32);
+    auto out = ctx.full<T>({c.M, c.N}, -7.0);
+    p.launch("gemm", {a, b, out});
+    ctx.synchronize();
+    const std::vector<T> got = out.to_host();
+    std::vector<double> g(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) g[i] = static_cast<float>(got[i]);
+    const double rel = relative_error(a.to_host(), b.to_host(), g, c.M, c.N, c.K, b_nk, 1.0);
+    require(rel <= 1e-2, std::string(dtype) + (b_nk ? " B [N, K]" : " B [K, N]") + " " + std::to_string(c.M) + " x " +
+                             std::to_string(c.N) + " x " + std::to_string(c.K) + " with " + std::to_string(c.bm) + " x " +
+                             std::to_string(c.bn) + " tiles: relative error " + std::to_string(rel));
+  }
+}
+
+TEST_P(IriscWgmma, Bf16BKnMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_wgmma_gemm<bfloat16>(ctx, "bf16", false); });
+}
+TEST_P(IriscWgmma, Bf16BNkMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_wgmma_gemm<bfloat16>(ctx, "bf16", true); });
+}
+TEST_P(IriscWgmma, F16BKnMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_wgmma_gemm<half>(ctx, "f16", false); });
+}
+TEST_P(IriscWgmma, F16BNkMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_wgmma_gemm<half>(ctx, "f16", true); });
+}
+
+// An epilogue that scales the accumulators and stores them into the next rank's C: rank
+// r's block (r - 1) of C holds rank r - 1's product.
+const char* kScaleToPeer = R"(
+kernel scale_to_peer(A: tensor<bf16>[M, K], Bt: tensor<bf16>[N, K], C: symmetric tensor<f32>[M, N * world], s: f32) {
+    let next = (rank + 1) % world;
+    for (m, n) in tiles([M, N], [128, 128]) {
+        let c = matmul(A[m, :], Bt[n, :], acc: f32);
+        store(C[m, n + rank * N], c * s, to: next);
+    }
+}
+)";
+
+TEST_P(IriscWgmma, EpilogueScalesAndStoresToAPeer) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::int64_t M = 200, N = 296, K = 136, W = ctx.world();
+    Program p = jit_program(ctx, kScaleToPeer, "scale_to_peer.iris");
+    require(runs_wgmma(p, "scale_to_peer"), "the kernel runs as the sm90 GEMM");
+    auto a = ctx.randn<bfloat16>({M, K}, 41 + static_cast<std::uint64_t>(ctx.rank()));
+    auto b = ctx.randn<bfloat16>({N, K}, 51 + static_cast<std::uint64_t>(ctx.rank()));
+    auto c = ctx.full<float>({M, N * W}, -7.0);
+    ctx.barrier();
+    p.launch("scale_to_peer", {a, b, c, 0.5f});
+    ctx.barrier();
+    const int from = static_cast<int>((ctx.rank() + W - 1) % W);
+    std::vector<bfloat16> ah(static_cast<std::size_t>(M * K)), bh(static_cast<std::size_t>(N * K));
+    ctx.copy_to_host(ah.data(), a.on_rank(from), a.bytes());
+    ctx.copy_to_host(bh.data(), b.on_rank(from), b.bytes());
+    const std::vector<float> all = c.to_host();
+    std::vector<double> got(static_cast<std::size_t>(M * N));
+    for (std::int64_t i = 0; i < M; ++i) {
+      for (std::int64_t j = 0; j < N; ++j) {
+        got[static_cast<std::size_t>(i * N + j)] = all[static_cast<std::size_t>(i * N * W + from * N + j)];
+      }
+    }
+    const double rel = relative_error(ah, bh, got, M, N, K, true, 0.5);
+    require(rel <= 1e-2, "scaled product from rank " + std::to_string(from) + ": relative error " + std::to_string(rel));
+    ctx.barrier();
+  });
+}
+
+// Scalar side effects in the epilogue (a signal per tile, an atomic count) synchronize
+// the consumer warpgroups alone: every tile's flag is set once its stores are done,
+// and the kernel does not hang on the producer warpgroup, which has left.
+const char* kSignalPerTile = R"(
+kernel signal_per_tile(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N],
+                       done: symmetric tensor<u64>[T], count: symmetric tensor<u64>[1]) {
+    for t, (m, n) in tiles([M, N], [64, 256]) {
+        let c = matmul(A[m, :], B[:, n], acc: f32) as bf16;
+        store(C[m, n], c);
+        signal(done[t], (t + 1) as u64, to: rank);
+        atomic_add(count[0], 1 as u64, to: rank, order: relaxed);
+    }
+}
+)";
+
+TEST_P(IriscWgmma, EpilogueSignalsEachTile) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::int64_t M = 300, N = 520, K = 72;
+    const std::int64_t tiles = ((M + 63) / 64) * ((N + 255) / 256);
+    Program p = jit_program(ctx, kSignalPerTile, "signal_per_tile.iris");
+    require(runs_wgmma(p, "signal_per_tile"), "the kernel runs as the sm90 GEMM");
+    auto a = ctx.randn<bfloat16>({M, K}, 61);
+    auto b = ctx.randn<bfloat16>({K, N}, 62);
+    auto c = ctx.zeros<bfloat16>({M, N});
+    auto done = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(tiles));
+    auto count = ctx.zeros<std::uint64_t>(std::size_t{1});
+    ctx.barrier();
+    p.launch("signal_per_tile", {a, b, c, done, count});
+    ctx.synchronize();
+    const std::vector<std::uint64_t> flags = done.to_host();
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      require(flags[static_cast<std::size_t>(t)] == static_cast<std::uint64_t>(t + 1),
+              "tile " + std::to_string(t) + " signalled once, with its number");
+    }
+    require(count.to_host()[0] == static_cast<std::uint64_t>(tiles), "one count per tile");
+    const std::vector<bfloat16> got = c.to_host();
+    std::vector<double> g(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) g[i] = static_cast<float>(got[i]);
+    const double rel = relative_error(a.to_host(), b.to_host(), g, M, N, K, false, 1.0);
+    require(rel <= 1e-2, "product next to the signals: relative error " + std::to_string(rel));
+    ctx.barrier();
+  });
+}
+
+// TMA reads rows that are multiples of 16 bytes: a [K, N] B of 300 bf16 columns cannot be
+// read, and the launch says so, naming the parameter (instead of a fault in the kernel).
+TEST_P(IriscWgmma, TmaRowsThatAreNotMultiplesOf16BytesAreAnError) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kGemmKn, "gemm.iris");
+    auto a = ctx.randn<bfloat16>({200, 136}, 1);
+    auto b = ctx.randn<bfloat16>({136, 300}, 2);
+    auto c = ctx.zeros<bfloat16>({200, 300});
+    try {
+      p.launch("gemm", {a, b, c});
+      require(false, "the launch was refused");
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      require(what.find("parameter 'B'") != std::string::npos && what.find("16 bytes") != std::string::npos,
+              "the error names B and the 16-byte rule: " + what);
+    }
+  });
+}
+
 IRIS_GPU_SUITE(IriscMatmul);
+IRIS_GPU_SUITE(IriscWgmma);
 
 }  // namespace
 }  // namespace iris::test

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/passes/choose_launch.hpp"
+#include "compiler/passes/select_gemm_mainloop.hpp"
 #include "compiler/tir/verify.hpp"
 #include "compiler/tir/visit.hpp"
 #include "tir_test_support.hpp"
@@ -79,4 +80,53 @@ TEST(TirVerify, ViewWithoutTensor) {
   tir::Stmt& store = *m.kernels[0].body[1]->body[0];
   store.view.param = 5;
   expect_error(m, "a view of no tensor");
+}
+
+namespace {
+
+const char* kGemm = R"(
+kernel g(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N]) {
+    for (m, n) in tiles([M, N], [128, 128]) {
+        let c = matmul(A[m, :], B[:, n], acc: f32) as bf16;
+        store(C[m, n], c);
+    }
+}
+)";
+
+// kGemm as the pipeline leaves it on sm_90a: the sm90 GEMM decided.
+tir::Module decided_gemm() {
+  tir::Module m = checked(kGemm);
+  choose_launch(m);
+  EXPECT_EQ(select_gemm_mainloop(m), 1);
+  EXPECT_EQ(tir::verify(m), "");
+  return m;
+}
+
+}  // namespace
+
+TEST(TirVerify, GemmDecisionOnAKernelOfAnotherShape) {
+  tir::Module m = decided_gemm();
+  // A statement after the tiles loop: the template's loop is no longer the whole kernel.
+  auto after = std::make_unique<tir::Stmt>();
+  after->kind = tir::StmtKind::Eval;
+  after->value = std::make_shared<tir::Value>();
+  after->value->kind = tir::ValueKind::Const;
+  after->value->type = tir::Type::scalar(tir::ScalarType::int_);
+  m.kernels[0].body.push_back(std::move(after));
+  expect_error(m, "a GEMM kernel of the wrong shape: statements follow the tiles loop");
+}
+
+TEST(TirVerify, GemmDecisionWithAnotherLaunch) {
+  tir::Module m = decided_gemm();
+  m.kernels[0].block_threads = 256;  // choose-launch's, not the template's 384
+  expect_error(m, "threads, blocks/sm or dynamic shared memory are not the template's");
+  m = decided_gemm();
+  m.kernels[0].layouts[0].accumulator = false;
+  expect_error(m, "only layout is not the accumulator's");
+}
+
+TEST(TirVerify, WgmmaMatmulWithoutGemmDecision) {
+  tir::Module m = decided_gemm();
+  m.kernels[0].gemm = {};
+  expect_error(m, "a wgmma_ws matmul in a kernel that is no GEMM");
 }

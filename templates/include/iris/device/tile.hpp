@@ -153,13 +153,52 @@ IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], lon
   }
 }
 
+// The same one slot at a time: slot s of a load2d, for code that computes a tile
+// slot by slot instead of holding it in registers (the sm90 GEMM's epilogue, whose
+// accumulators already fill the register budget).
+template <class L, class T, class U = T>
+IRIS_DEVICE IRIS_FORCEINLINE T load2d_at(const T* p, long long ld, long long rows_valid, long long cols_valid, int s,
+                                         U other = U(0)) {
+  const int i = L::row(s), j = L::col(s);
+  return (i < rows_valid && j < cols_valid) ? p[i * ld + j] : T(other);
+}
+
+// Pairs of neighbouring elements of a row-major tensor `ld` elements per row, from p:
+// whether a pair whose first column is even can go out as one store of twice the width.
+template <class T>
+IRIS_DEVICE IRIS_FORCEINLINE bool pairs_aligned(const T* p, long long ld) {
+  constexpr int kPair = 2 * static_cast<int>(sizeof(T));
+  return (kPair == 4 || kPair == 8) && ld % 2 == 0 && reinterpret_cast<unsigned long long>(p) % kPair == 0;
+}
+
+// q[0] = v0, q[1] = v1, as one store of twice the width for 16- and 32-bit T (q is
+// aligned to it: pairs_aligned).
+template <class T>
+IRIS_DEVICE IRIS_FORCEINLINE void store_pair(T* q, T v0, T v1) {
+  if constexpr (sizeof(T) == 2) {
+    unsigned short h[2];
+    memcpy(&h[0], &v0, 2);
+    memcpy(&h[1], &v1, 2);
+    *reinterpret_cast<unsigned*>(q) = h[0] | unsigned(h[1]) << 16;
+  } else if constexpr (sizeof(T) == 4) {
+    unsigned w[2];
+    memcpy(&w[0], &v0, 4);
+    memcpy(&w[1], &v1, 4);
+    *reinterpret_cast<uint2*>(q) = make_uint2(w[0], w[1]);
+  } else {
+    q[0] = v0;
+    q[1] = v1;
+  }
+}
+
 // acc = A[rows, K] x B[K, cols] for an L-shaped tile: A rows `lda` apart, B rows `ldb`
-// apart, rows/columns past *_valid and k past K read as 0. The simple lowering: BK-deep
+// apart, rows/columns past *_valid and k past K read as 0. B_NK: B is given transposed,
+// as [cols, K] with rows `ldb` apart (k contiguous). The simple lowering: BK-deep
 // slices of A and B staged in shared memory (as float), FMAs in float. Every thread of
 // the program must call it (it synchronizes the block). Any THREADS that divides the
 // tile; with THREADS a multiple of the columns, each thread keeps one column of B in
 // registers per slice.
-template <class L, int BK, int THREADS, class Acc, class T>
+template <class L, int BK, int THREADS, bool B_NK = false, class Acc, class T>
 IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
                         long long ldb, long long b_cols_valid, long long k_extent) {
   static_assert(BK % 4 == 0, "A's rows are read 4 k at a time");
@@ -174,8 +213,14 @@ IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, lo
       as[i] = (r < a_rows_valid && k0 + k < k_extent) ? (float)a[r * lda + k0 + k] : 0.f;
     }
     for (int i = threadIdx.x; i < BK * L::kCols; i += THREADS) {
-      const int k = i / L::kCols, c = i % L::kCols;
-      bs[i] = (k0 + k < k_extent && c < b_cols_valid) ? (float)b[(k0 + k) * ldb + c] : 0.f;
+      if constexpr (B_NK) {
+        // Consecutive threads read consecutive k of one row of [cols, K] (coalesced).
+        const int c = i / BK, k = i % BK;
+        bs[k * L::kCols + c] = (k0 + k < k_extent && c < b_cols_valid) ? (float)b[c * ldb + k0 + k] : 0.f;
+      } else {
+        const int k = i / L::kCols, c = i % L::kCols;
+        bs[i] = (k0 + k < k_extent && c < b_cols_valid) ? (float)b[(k0 + k) * ldb + c] : 0.f;
+      }
     }
     __syncthreads();
     // A thread's slots share one column (L::col(s) == col): its BK values of B are read

@@ -58,11 +58,11 @@ template <class L>
 inline constexpr int kMmaSharedBytes = static_cast<int>(mma_shared_bytes(L::kRows, L::kCols));
 
 // acc = A[rows, K] x B[K, cols], same contract as tile::matmul: A rows `lda` apart, B
-// rows `ldb` apart, rows/columns past *_valid and k past K read as 0, every thread of the
-// program calls it. `smem`: kMmaSharedBytes<L> bytes of shared memory, 16-byte aligned
-// (generated kernels pass their dynamic shared memory, which every matmul reuses: each
-// call ends with a barrier).
-template <class L, int THREADS, class Acc, class T>
+// rows `ldb` apart (B_NK: B given as [cols, K], k contiguous), rows/columns past *_valid
+// and k past K read as 0, every thread of the program calls it. `smem`:
+// kMmaSharedBytes<L> bytes of shared memory, 16-byte aligned (generated kernels pass
+// their dynamic shared memory, which every matmul reuses: each call ends with a barrier).
+template <class L, int THREADS, bool B_NK = false, class Acc, class T>
 IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
                             long long ldb, long long b_cols_valid, long long k_extent, unsigned char* smem) {
   constexpr int R = L::kRows, C = L::kCols, BK = 32, LDS = BK + 8;
@@ -106,8 +106,26 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
       }
       *reinterpret_cast<uint4*>(as + r * LDS + kc) = v;
     }
+    if constexpr (B_NK) {
+      // B given as [cols, K] is already in the staging's order: read like A.
+      for (int i = static_cast<int>(threadIdx.x); i < C * BK / 8; i += THREADS) {
+        const int r = i / (BK / 8), kc = i % (BK / 8) * 8;
+        const long long gk = k0 + kc;
+        uint4 v;
+        if (b_vec && r < b_cols_valid && gk + 8 <= k_extent) {
+          v = *reinterpret_cast<const uint4*>(gb + r * ldb + gk);
+        } else {
+          unsigned short e[8];
+#pragma unroll
+          for (int j = 0; j < 8; ++j) e[j] = r < b_cols_valid && gk + j < k_extent ? gb[r * ldb + gk + j] : 0;
+          v = make_uint4(e[0] | unsigned(e[1]) << 16, e[2] | unsigned(e[3]) << 16, e[4] | unsigned(e[5]) << 16,
+                         e[6] | unsigned(e[7]) << 16);
+        }
+        *reinterpret_cast<uint4*>(bt + r * LDS + kc) = v;
+      }
+    }
     // B slice: 8 consecutive columns of one k per thread and step, stored transposed.
-    for (int i = static_cast<int>(threadIdx.x); i < BK * C / 8; i += THREADS) {
+    for (int i = static_cast<int>(threadIdx.x); i < (B_NK ? 0 : BK * C / 8); i += THREADS) {
       const int k = i / (C / 8), nc = i % (C / 8) * 8;
       const long long gk = k0 + k;
       unsigned short e[8];

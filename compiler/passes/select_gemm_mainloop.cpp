@@ -1,0 +1,104 @@
+// The sm90 GEMM template choice (see select_gemm_mainloop.hpp).
+#include "compiler/passes/select_gemm_mainloop.hpp"
+
+#include "compiler/tir/gemm_loop.hpp"
+#include "compiler/tir/visit.hpp"
+#include "templates/include/iris/device/gemm/shapes.hpp"
+
+namespace irisc {
+namespace {
+
+using namespace tir;
+namespace gemm = iris::device::gemm;
+
+constexpr int kGroupM = 16;
+// Static shared memory of a kernel (broadcast and reduction scratch) stays below this.
+constexpr std::int64_t kStaticSharedReserve = 1024;
+
+// The deepest ring worth having per tile width, after the hand-written sm90 kernels
+// (tools/iris-bench/gemm_kernels.cu: 4 stages for 128 x 256 tiles, 6 for 128 x 128): a
+// wide tile keeps its consumers busy long enough per slice that a few slices in flight
+// cover the loads, a narrow one needs more of them. Fewer are taken where these do not
+// fit the shared memory.
+struct StageCap {
+  int bn, stages;
+};
+constexpr StageCap kMaxStages[] = {{64, 8}, {128, 6}, {192, 5}, {256, 4}};
+
+int max_stages(int bn) {
+  for (const StageCap& c : kMaxStages) {
+    if (c.bn == bn) return c.stages;
+  }
+  return 0;
+}
+
+ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r) {
+  auto out = std::make_shared<Value>();
+  out->kind = kind;
+  out->type = Type::scalar(ScalarType::int_);
+  out->int_value = v;
+  out->range = r;
+  return out;
+}
+
+ValuePtr binary(BinOp op, ValuePtr a, ValuePtr b, SourceRange r) {
+  auto out = std::make_shared<Value>();
+  out->kind = ValueKind::Binary;
+  out->type = Type::scalar(ScalarType::int_);
+  out->binop = op;
+  out->operands = {std::move(a), std::move(b)};
+  out->range = r;
+  return out;
+}
+
+// ceil(bound / step), over launch values.
+ValuePtr tiles_along(const ValuePtr& bound, std::int64_t step, SourceRange r) {
+  return binary(BinOp::div, binary(BinOp::add, bound, int_value(ValueKind::Const, step - 1, r), r),
+                int_value(ValueKind::Const, step, r), r);
+}
+
+bool decide(Kernel& k, const Target& target) {
+  forget_gemm(k);  // one read from a listing is made again
+  if (!target.wgmma || !target.tma) return false;
+  GemmLoop g;
+  if (!match_gemm_loop(k, &g).empty() || g.bm > 256 || g.bn > 256) return false;
+  gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, 2, kGroupM};
+  if (!gemm::sm90_shape_ok(shape)) return false;
+  const std::int64_t budget = target.max_shared_bytes - kStaticSharedReserve;
+  for (shape.stages = max_stages(shape.bn); shape.stages > 2 && gemm::sm90_shared_bytes(shape) > budget;) --shape.stages;
+  if (gemm::sm90_shared_bytes(shape) > budget) return false;
+
+  mutate(k.body, [&](ValuePtr& v) {
+    if (v.get() == g.matmul) v->matmul = MatmulLowering::wgmma_ws;
+  });
+  k.gemm = {shape.stages, shape.group_m};
+  k.block_threads = gemm::sm90_threads(shape);
+  k.min_blocks_per_sm = 1;
+  k.dynamic_shared_bytes = gemm::sm90_shared_bytes(shape);
+  k.uses_mma = false;
+  // The kernel's only tiles are the accumulator's (gemm_loop.hpp's shape).
+  k.layouts = {Layout{g.bm, g.bn, 1, true}};
+  k.layouts_chosen = true;
+  const SourceRange r = k.range;
+  auto sms = int_value(ValueKind::BuiltinRef, 0, r);
+  sms->builtin = Builtin::sms;
+  const ValuePtr& rows = g.loop->hi;
+  const ValuePtr& cols = g.loop->hi2;
+  if (not_at_launch(*rows, LaunchUse::grid) || not_at_launch(*cols, LaunchUse::grid)) {
+    k.grid = sms;
+  } else {
+    k.grid = binary(BinOp::min, binary(BinOp::mul, tiles_along(rows, g.bm, r), tiles_along(cols, g.bn, r), r), sms, r);
+  }
+  return true;
+}
+
+}  // namespace
+
+int select_gemm_mainloop(Module& module) {
+  const Target& target = module.target ? *module.target : default_target();
+  int count = 0;
+  for (Kernel& k : module.kernels) count += decide(k, target);
+  return count;
+}
+
+}  // namespace irisc

@@ -1,0 +1,174 @@
+// The shape of a kernel the sm90 GEMM template runs (see gemm_loop.hpp).
+#include "compiler/tir/gemm_loop.hpp"
+
+#include "compiler/tir/visit.hpp"
+
+namespace irisc::tir {
+namespace {
+
+bool is_var(const ValuePtr& v, int var) { return v && v->kind == ValueKind::VarRef && v->var == var; }
+
+bool is_part_of(const ValuePtr& v, ValueKind part, int var) {
+  return v && v->kind == part && v->operands.size() == 1 && is_var(v->operands[0], var);
+}
+
+bool same(const ValuePtr& a, const ValuePtr& b) { return a && b && same_value(*a, *b); }
+
+// A row panel X[r, :] of a 2-D tensor, `rows` high, r being exactly loop range `var`:
+// offset start(r) * ld, ld and K the tensor's columns.
+bool row_panel(const Kernel& k, const View& w, int var, std::int64_t rows) {
+  const Param& p = k.params[static_cast<std::size_t>(w.param)];
+  if (w.slice_dim != 1 || w.rows != rows || p.dims.size() != 2 || !is_part_of(w.row_extent, ValueKind::RangeExtent, var)) {
+    return false;
+  }
+  const ValuePtr& o = w.offset;
+  return o && o->kind == ValueKind::Binary && o->binop == BinOp::mul && o->operands.size() == 2 &&
+         is_part_of(o->operands[0], ValueKind::RangeStart, var) && same(o->operands[1], w.ld) && same(w.ld, p.dims[1]) &&
+         same(w.full, p.dims[1]);
+}
+
+// A column panel B[:, c] of a [K, N] tensor, `cols` wide, c being exactly loop range `var`.
+bool column_panel(const Kernel& k, const View& w, int var, std::int64_t cols) {
+  const Param& p = k.params[static_cast<std::size_t>(w.param)];
+  return w.slice_dim == 0 && w.size == cols && p.dims.size() == 2 && is_part_of(w.extent, ValueKind::RangeExtent, var) &&
+         is_part_of(w.offset, ValueKind::RangeStart, var) && same(w.ld, p.dims[1]) && same(w.full, p.dims[0]);
+}
+
+bool is_matmul(const ValuePtr& v) { return v && v->kind == ValueKind::Matmul; }
+
+class EpilogueCheck {
+ public:
+  EpilogueCheck(std::int64_t bm, std::int64_t bn) : bm_(bm), bn_(bn) {}
+
+  std::string stmts(const std::vector<StmtPtr>& body, std::size_t from) {
+    for (std::size_t i = from; i < body.size() && why_.empty(); ++i) stmt(*body[i]);
+    return why_;
+  }
+
+ private:
+  void fail(const std::string& why) {
+    if (why_.empty()) why_ = why;
+  }
+
+  bool accumulator_shape(std::int64_t rows, std::int64_t cols) const { return rows == bm_ && cols == bn_; }
+
+  void view(const View& w) {
+    if ((w.size || w.rows) && !accumulator_shape(w.rows, w.size)) {
+      fail("the epilogue has a tile view that is not " + std::to_string(bm_) + " x " + std::to_string(bn_));
+    }
+  }
+
+  // `top_atomic`: the value is an atomic statement's own (its result unused).
+  void value(const Value& v, bool top_atomic) {
+    switch (v.kind) {
+      case ValueKind::Reduce: return fail("the epilogue reduces a tile (that needs the whole program)");
+      case ValueKind::Matmul: return fail("the epilogue has a second matmul");
+      case ValueKind::Atomic:
+        if (!top_atomic) return fail("the epilogue uses an atomic's result (a broadcast over the whole program)");
+        break;
+      default: break;
+    }
+    if (v.type.is_tile() && !accumulator_shape(v.type.rows, v.type.size)) {
+      return fail("the epilogue has a " + to_string(v.type) + ", not the accumulator's shape");
+    }
+    if (v.kind == ValueKind::Load || v.kind == ValueKind::Atomic) view(v.view);
+    for_each_child(v, [&](const ValuePtr& c) { value(*c, false); });
+  }
+
+  void stmt(const Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::Wait: return fail("the epilogue waits");
+      case StmtKind::ForBlocks:
+      case StmtKind::ForTiles: return fail("the epilogue has a blocks or tiles loop");
+      case StmtKind::Role: return fail("the epilogue has a role");
+      case StmtKind::Let:
+      case StmtKind::Assign:
+      case StmtKind::Store:
+      case StmtKind::Signal:
+      case StmtKind::Eval:
+      case StmtKind::ForRanks:
+      case StmtKind::ForRange:
+      case StmtKind::If: break;
+    }
+    view(s.view);
+    for_each_value(s, [&](const ValuePtr& v) { value(*v, s.kind == StmtKind::Eval && v == s.value); });
+    for_each_body(s, [&](const std::vector<StmtPtr>& b) { stmts(b, 0); });
+  }
+
+  std::int64_t bm_, bn_;
+  std::string why_;
+};
+
+}  // namespace
+
+std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
+  if (!k.roles.empty()) return "the kernel has roles";
+  const Stmt* loop = nullptr;
+  for (const StmtPtr& s : k.body) {
+    if (loop) return "statements follow the tiles loop";
+    if (s->kind == StmtKind::ForTiles) {
+      loop = s.get();
+      continue;
+    }
+    if (s->kind != StmtKind::Let || !s->value || !s->value->type.is_scalar()) {
+      return "the kernel body is not scalar lets followed by one tiles loop";
+    }
+    if (any_value(*s->value, [](const Value& v) { return v.type.is_tile(); })) return "a let before the loop computes a tile";
+  }
+  if (!loop) return "the kernel has no tiles loop";
+  if (loop->body.empty()) return "the tiles loop is empty";
+  const Stmt& let = *loop->body[0];
+  const ValuePtr& lv = let.value;
+  const ValuePtr* mm = nullptr;
+  if (let.kind == StmtKind::Let && is_matmul(lv)) mm = &lv;
+  else if (let.kind == StmtKind::Let && lv && lv->kind == ValueKind::Cast && lv->operands.size() == 1 && is_matmul(lv->operands[0])) {
+    mm = &lv->operands[0];
+  }
+  if (!mm) return "the tiles loop does not start with `let c = matmul(...)`";
+  const Value& m = **mm;
+  GemmLoop g;
+  g.loop = loop;
+  g.let = &let;
+  g.matmul = &m;
+  g.bm = loop->step;
+  g.bn = loop->step2;
+  if (m.type.elem != ScalarType::f32 || m.type.rows != g.bm || m.type.size != g.bn) {
+    return "the matmul is not an f32 tile of the loop's tile shape";
+  }
+  const auto var_ok = let.var >= 0 && let.var < static_cast<int>(k.vars.size());
+  if (lv->type.rows != g.bm || lv->type.size != g.bn || !var_ok || !(k.vars[static_cast<std::size_t>(let.var)].type == lv->type)) {
+    return "c is not a tile of the loop's tile shape";
+  }
+  const auto valid_param = [&](int p) { return p >= 0 && p < static_cast<int>(k.params.size()) && k.params[static_cast<std::size_t>(p)].is_tensor; };
+  if (!valid_param(m.view.param) || !valid_param(m.view_b.param)) return "a matmul operand is not a tensor";
+  g.a = m.view.param;
+  g.b = m.view_b.param;
+  g.elem = k.params[static_cast<std::size_t>(g.a)].elem;
+  if ((g.elem != ScalarType::bf16 && g.elem != ScalarType::f16) || k.params[static_cast<std::size_t>(g.b)].elem != g.elem) {
+    return "the operands are not both bf16 or both f16";
+  }
+  if (!row_panel(k, m.view, loop->var, g.bm)) return "A is not A[m, :] of the loop's row range";
+  g.b_nk = m.view_b.slice_dim == 1;
+  if (g.b_nk ? !row_panel(k, m.view_b, loop->var2, g.bn) : !column_panel(k, m.view_b, loop->var2, g.bn)) {
+    return "B is not B[:, n] or Bt[n, :] of the loop's column range";
+  }
+  if (std::string why = EpilogueCheck(g.bm, g.bn).stmts(loop->body, 1); !why.empty()) return why;
+  if (out) *out = g;
+  return {};
+}
+
+void forget_gemm(Kernel& k) {
+  k.gemm = {};
+  mutate(k.body, [](ValuePtr& v) {
+    if (v->kind == ValueKind::Matmul && v->matmul == MatmulLowering::wgmma_ws) v->matmul = MatmulLowering::unchosen;
+  });
+  for (Layout& l : k.layouts) l.accumulator = false;
+}
+
+bool forget_stale_gemm(Kernel& k) {
+  if (!k.gemm.stages || match_gemm_loop(k, nullptr).empty()) return false;
+  forget_gemm(k);
+  return true;
+}
+
+}  // namespace irisc::tir

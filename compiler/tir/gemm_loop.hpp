@@ -1,0 +1,56 @@
+// The kernels the sm90 warp-specialized GEMM template runs (templates/include/iris/
+// device/gemm/sm90/gemm.hpp): select_gemm_mainloop decides by it, the verifier holds a
+// kernel's GEMM decision to it, codegen and the launch contract read the loop from it.
+//
+// The template owns the tile loop (persistent, in grouped order), the loads (TMA from
+// tensor maps of A and B) and the product (wgmma into registers). It hands each tile's
+// accumulators to an epilogue that runs on its consumer warpgroups only: the producer
+// warpgroup has left by then, so nothing in the epilogue may wait for every thread of
+// the program. A kernel fits when it is
+//
+//   (let x = scalar;)*
+//   for [t,] (m, n) in tiles([M, N], [BM, BN]) [persistent] {
+//       let c = matmul(A[m, :], B[:, n], acc: f32) [as T];    // or Bt[n, :]: B is [N, K]
+//       epilogue
+//   }
+//
+// with A and B tensor parameters of one type, bf16 or f16, indexed by the loop's own
+// ranges, and an epilogue that
+//   - holds tiles of the accumulator's shape only (BM x BN: casts, elementwise math,
+//     2-D loads and stores, to peers too), since only that shape has a layout over the
+//     consumer threads;
+//   - has no reduction, matmul, wait, blocks or tiles loop, and atomics only as
+//     statements (their results unused): those need the whole program, or a broadcast.
+//     Scalar stores, signals and atomic statements are fine: they synchronize the
+//     consumer threads alone (see GpuKernelPrinter).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/tir/tir.hpp"
+
+namespace irisc::tir {
+
+struct GemmLoop {
+  const Stmt* loop = nullptr;     // the top-level tiles loop
+  const Stmt* let = nullptr;      // its first statement, `let c = matmul(...) [as T]`
+  const Value* matmul = nullptr;  // that product
+  int a = -1, b = -1;             // the operands' tensor parameters
+  bool b_nk = false;              // B is [N, K] (Bt[n, :], k contiguous), else [K, N]
+  ScalarType elem = ScalarType::bf16;  // the operands' type
+  std::int64_t bm = 0, bn = 0;    // the tile
+};
+
+// Whether kernel `k` has the shape above: "" with *out filled (when not null), or why
+// not (for messages and tests). Target features and tile sizes are the caller's to check.
+std::string match_gemm_loop(const Kernel& k, GemmLoop* out);
+
+// Drops a GEMM decision (Kernel::gemm, the wgmma_ws lowering, the accumulator layout),
+// leaving the rest of the launch to choose_launch. Passes that run before the decision
+// passes call it when they reshape a kernel a TIR listing had decided already.
+void forget_gemm(Kernel& k);
+// forget_gemm where the kernel no longer has the shape; returns whether it did.
+bool forget_stale_gemm(Kernel& k);
+
+}  // namespace irisc::tir
