@@ -40,7 +40,10 @@ class CudaKernelPrinter final : public GpuKernelPrinter {
     return buf;
   }
   std::string kernel_qualifiers() const override {
-    return "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(k_.block_threads) +
+    // Clusters are fixed at compile time, so a plain launch runs them.
+    const std::string cluster =
+        k_.gemm.cluster > 1 ? "__cluster_dims__(" + std::to_string(k_.gemm.cluster) + ", 1, 1) " : std::string();
+    return "extern \"C\" __global__ void " + cluster + "__launch_bounds__(" + std::to_string(k_.block_threads) +
            (k_.min_blocks_per_sm ? ", " + std::to_string(k_.min_blocks_per_sm) : std::string()) + ")";
   }
   std::string context_parameter() const override { return "const __grid_constant__ iris::device::Context ctx"; }

@@ -68,7 +68,8 @@ void GpuKernelPrinter::print() {
     const char* layout = gemm_->b_nk ? "nk" : "kn";
     line(1, "using iris_gemm = iris::device::sm90::Gemm<" + std::string(type_name(gemm_->elem)) + ", " +
                 std::to_string(gemm_->bm) + ", " + std::to_string(gemm_->bn) + ", " + std::to_string(k_.gemm.stages) +
-                ", " + std::to_string(k_.gemm.group_m) + ", iris::device::gemm::BLayout::" + layout + ">;");
+                ", " + std::to_string(k_.gemm.group_m) + ", iris::device::gemm::BLayout::" + layout + ", " +
+                std::to_string(k_.gemm.cluster) + ">;");
   }
   for (const Layout& l : k_.layouts) {
     if (l.accumulator) {

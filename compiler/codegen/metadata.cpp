@@ -99,7 +99,9 @@ contract::Kernel launch_contract(const Kernel& k) {
   GemmLoop g;
   if (k.gemm.stages && match_gemm_loop(k, &g).empty()) {
     namespace gemm = iris::device::gemm;
-    const gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, k.gemm.stages, k.gemm.group_m};
+    const gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, k.gemm.stages, k.gemm.group_m,
+                                k.gemm.cluster};
+    c.cluster = k.gemm.cluster;
     const gemm::Box2D a = gemm::sm90_box_a(shape);
     const gemm::Box2D b = gemm::sm90_box_b(shape, g.b_nk ? gemm::BLayout::nk : gemm::BLayout::kn);
     c.args.push_back({contract::ArgKind::tensor_map, g.a, contract::kTensorMapBytes, contract::MapRole::a, a.outer, a.inner});

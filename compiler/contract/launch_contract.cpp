@@ -159,6 +159,8 @@ Kernel read_kernel(const json& k, std::size_t index) {
   out.symbol = text(k, "symbol", where);
   out.threads = static_cast<int>(integer(k, "threads", where, 1, 1024));
   out.min_blocks_per_sm = static_cast<int>(integer(k, "min_blocks_per_sm", where, 0, 32));
+  // Absent: no clusters (kernels that are no sm90 GEMM need not say so).
+  out.cluster = k.contains("cluster") ? static_cast<int>(integer(k, "cluster", where, 1, 8)) : 1;
   out.dynamic_shared_bytes = integer(k, "dynamic_shared_bytes", where, 0, 1 << 20);
   for (const json& s : array(k, "sizes", where)) {
     if (!s.is_string() || s.get_ref<const std::string&>().empty()) bad(where, "size names must be non-empty strings");
@@ -420,6 +422,7 @@ std::string write(const Module& module, int indent) {
     kj["symbol"] = k.symbol;
     kj["threads"] = k.threads;
     kj["min_blocks_per_sm"] = k.min_blocks_per_sm;
+    if (k.cluster > 1) kj["cluster"] = k.cluster;
     kj["dynamic_shared_bytes"] = k.dynamic_shared_bytes;
     kj["grid"] = k.roles.empty() ? expr_json(k.grid) : ojson();
     kj["roles"] = std::move(roles);

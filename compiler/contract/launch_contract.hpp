@@ -104,6 +104,7 @@ struct Kernel {
   std::string symbol;  // the function in the code object
   int threads = 256;
   int min_blocks_per_sm = 0;
+  int cluster = 1;  // programs per cluster (along x); the grid is a multiple of it
   std::int64_t dynamic_shared_bytes = 0;
   Expr grid;                 // programs when roles is empty
   std::vector<Role> roles;   // else the grid is the sum of their program counts

@@ -200,6 +200,7 @@ struct Layout {
 struct GemmMainloop {
   int stages = 0;   // depth of the shared-memory ring of A and B slices
   int group_m = 0;  // tile rows walked together (grouped order, for L2 reuse)
+  int cluster = 1;  // programs per cluster along M, sharing B's slices by TMA multicast
   bool operator==(const GemmMainloop&) const = default;
 };
 

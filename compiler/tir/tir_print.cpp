@@ -220,7 +220,8 @@ std::string print(const Module& module) {
     if (k.min_blocks_per_sm) launch += ", blocks/sm " + std::to_string(k.min_blocks_per_sm);
     if (k.dynamic_shared_bytes) launch += ", dynamic shared " + std::to_string(k.dynamic_shared_bytes);
     if (k.gemm.stages) {
-      launch += ", gemm stages " + std::to_string(k.gemm.stages) + " group_m " + std::to_string(k.gemm.group_m);
+      launch += ", gemm stages " + std::to_string(k.gemm.stages) + " group_m " + std::to_string(k.gemm.group_m) +
+                " cluster " + std::to_string(k.gemm.cluster);
     }
     if (k.layouts_chosen) {
       launch += ", layouts";

@@ -209,6 +209,8 @@ class Reader : private detail::Scanner {
         k.gemm.stages = static_cast<int>(integer_in("a stage count", 1, 64));
         expect_word("group_m");
         k.gemm.group_m = static_cast<int>(integer_in("a tile-row group", 1, 1 << 20));
+        expect_word("cluster");
+        k.gemm.cluster = static_cast<int>(integer_in("a cluster size", 1, 8));
       } else if (eat_word("layouts")) {
         item = "layouts";
         k.layouts_chosen = true;

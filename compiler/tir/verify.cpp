@@ -101,7 +101,7 @@ class Verifier {
     if (std::string why = match_gemm_loop(k_, &g); !why.empty()) return fail("a GEMM kernel of the wrong shape: " + why);
     if (g.matmul->matmul != MatmulLowering::wgmma_ws) return fail("a GEMM kernel whose matmul is not wgmma_ws");
     const iris::device::gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, k_.gemm.stages,
-                                              k_.gemm.group_m};
+                                              k_.gemm.group_m, k_.gemm.cluster};
     if (g.bm > 1024 || g.bn > 1024 || !iris::device::gemm::sm90_shape_ok(shape)) {
       return fail("a GEMM of " + std::to_string(g.bm) + " x " + std::to_string(g.bn) + " tiles and " +
                   std::to_string(k_.gemm.stages) + " stages, which the sm90 template does not run");

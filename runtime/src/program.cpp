@@ -8,6 +8,7 @@
 #include <array>
 #include <climits>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 
 #include "backend/backend.hpp"
@@ -138,6 +139,20 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
                     std::to_string(k.dynamic_shared_bytes) + " bytes of dynamic shared memory fits on a multiprocessor");
       }
     }
+    if (k.cluster > 1) {
+      // A persistent grid of clusters must be resident at once: a GPC whose SM count is
+      // not a multiple of the cluster leaves SMs out, so the SM count is not the bound.
+      if (k.dynamic_shared_bytes > (48 << 10)) {
+        bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
+      }
+      p.clusters = bk.max_active_clusters(p.function.handle(), k.cluster, k.threads,
+                                          static_cast<std::size_t>(k.dynamic_shared_bytes));
+      if (p.clusters < 1) {
+        throw Error(who + ": no cluster of " + std::to_string(k.cluster) + " programs of " + std::to_string(k.threads) +
+                    " threads and " + std::to_string(k.dynamic_shared_bytes) +
+                    " bytes of dynamic shared memory fits on this GPU");
+      }
+    }
     p.sizes.resize(k.sizes.size());
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       DType d = DType::f32;
@@ -196,6 +211,10 @@ unsigned Program::grid_for(std::size_t index, std::span<const std::int64_t> size
       }
       if (__builtin_add_overflow(grid, n, &grid)) grid = INT64_MAX;
     }
+  }
+  if (k.cluster > 1) {  // whole clusters, no more than run at once
+    grid = std::min<std::int64_t>(grid, prepared_[index].clusters * k.cluster);
+    grid = std::max<std::int64_t>(grid / k.cluster * k.cluster, k.cluster);
   }
   if (grid < 1) grid = 1;
   if (grid > 0x7fffffff) {

@@ -156,12 +156,18 @@ kernel nk(A: tensor<f16>[M, K], Bt: tensor<f16>[N, K], C: tensor<f32>[M, N], s: 
   const c::Kernel& kn = m.kernels[0];
   EXPECT_EQ(kn.threads, 384);  // a producer warpgroup and two consumers
   EXPECT_EQ(kn.min_blocks_per_sm, 1);
-  EXPECT_EQ(kn.dynamic_shared_bytes, iris::device::gemm::sm90_shared_bytes({128, 256, 64, 4, 16}));
-  EXPECT_EQ(c::to_string(kn.grid, kn.sizes), "min(((M + 127) / 128) * ((N + 255) / 256), sms)");
+  EXPECT_EQ(kn.dynamic_shared_bytes, iris::device::gemm::sm90_shared_bytes({128, 256, 64, 4, 16, 2}));
+  // 128-row tiles run in clusters of 2 along M: whole clusters of tile rows.
+  EXPECT_EQ(kn.cluster, 2);
+  EXPECT_EQ(m.kernels[1].cluster, 1);
+  EXPECT_EQ(c::to_string(kn.grid, kn.sizes), "min((((((M + 127) / 128) + 1) / 2) * 2) * ((N + 255) / 256), sms)");
   const std::int64_t sizes[] = {200, 136, 296};  // M, K, N
   std::int64_t v = 0;
   ASSERT_EQ(c::eval(kn.grid, {sizes, 2, 132}, &v), c::EvalError::ok);
   EXPECT_EQ(v, 4);
+  const std::int64_t tall[] = {300, 136, 296};  // 3 tile rows: 2 clusters
+  ASSERT_EQ(c::eval(kn.grid, {tall, 2, 132}, &v), c::EvalError::ok);
+  EXPECT_EQ(v, 8);
   // context, A, B, C, M, K, N, sms, then the maps of A and B
   ASSERT_EQ(kn.args.size(), 10u);
   const c::Arg& a = kn.args[8];

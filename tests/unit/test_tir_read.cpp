@@ -141,14 +141,14 @@ TEST(TirRead, LaunchDecisions) {
             std::string::npos);
 }
 
-// The sm90 GEMM decision: `gemm stages N group_m N` and the accumulator layout `RxC/acc`
+// The sm90 GEMM decision: `gemm stages N group_m N cluster N` and the accumulator layout `RxC/acc`
 // on the launch line, `wgmma_ws` on the matmul (here with B given as [N, K]).
 TEST(TirRead, GemmDecision) {
   const std::string shared = std::to_string(iris::device::gemm::sm90_shared_bytes({64, 128, 64, 6, 16}));
   const std::string text =
       "kernel g(A: tensor<bf16>[#M, #K], Bt: tensor<bf16>[#N, #K], C: tensor<f32>[#M, #N]) grid "
       "min(mul(div(add(#M, 63:int), 64:int), div(add(#N, 127:int), 128:int)), sms) {\n"
-      "  launch threads 256, blocks/sm 1, dynamic shared " + shared + ", gemm stages 6 group_m 16, layouts 64x128/acc\n"
+      "  launch threads 256, blocks/sm 1, dynamic shared " + shared + ", gemm stages 6 group_m 16 cluster 1, layouts 64x128/acc\n"
       "  for (%m, %n) in tiles([#M, #N], [64, 128]) {\n"
       "    let %c: tile<f32>[64, 128] = matmul<tile<f32>[64, 128], wgmma_ws>(A[mul(start(%m), #K) rows 64 valid "
       "extent(%m) x all #K ld #K], Bt[mul(start(%n), #K) rows 128 valid extent(%n) x all #K ld #K])\n"
@@ -157,7 +157,7 @@ TEST(TirRead, GemmDecision) {
       "}\n";
   expect_round_trip(text);
   const tir::Module m = read_ok(text);
-  EXPECT_EQ(m.kernels[0].gemm, (tir::GemmMainloop{6, 16}));
+  EXPECT_EQ(m.kernels[0].gemm, (tir::GemmMainloop{6, 16, 1}));
   EXPECT_TRUE(m.kernels[0].layouts[0].accumulator);
   EXPECT_FALSE(m.kernels[0].uses_mma);
   EXPECT_NE(read_error("kernel k() {\n  launch gemm stages 4\n}\n").find("expected 'group_m'"), std::string::npos);

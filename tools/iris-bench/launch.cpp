@@ -46,6 +46,7 @@ int run_launch(const LaunchBenchOptions& o) {
     AnyTensor keep;
     std::vector<Arg> args;
     std::vector<void*> tensor_ptrs(k.params.size(), nullptr);
+    std::vector<Shape> tensor_shapes(k.params.size());
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       const contract::Param& prm = k.params[i];
       if (!prm.tensor) {
@@ -58,6 +59,7 @@ int run_launch(const LaunchBenchOptions& o) {
         if (contract::eval(d, b, &v) != contract::EvalError::ok || v < 1) throw Error("bad extent for " + prm.name);
         shape.push_back(v);
       }
+      tensor_shapes[i] = shape;
       switch (prm.dtype) {
 #define IRIS_BENCH_TENSOR(dt, T)                 \
   case contract::DType::dt:                      \
@@ -89,6 +91,19 @@ int run_launch(const LaunchBenchOptions& o) {
         case contract::ArgKind::context: ptrs[n] = const_cast<device::Context*>(&ctx.device_context()); break;
         case contract::ArgKind::size: std::memcpy(storage[n].data(), &sizes[static_cast<std::size_t>(a.index)], 8); break;
         case contract::ArgKind::sms: std::memcpy(storage[n].data(), &sms, 8); break;
+        case contract::ArgKind::tensor_map: {  // encoded here, passed by address (as Program does)
+          const auto i = static_cast<std::size_t>(a.index);
+          const Shape& s = tensor_shapes[i];
+          const contract::DType cd = k.params[i].dtype;
+          if ((cd != contract::DType::bf16 && cd != contract::DType::f16) || s.size() != 2) {
+            throw Error("bad tensor-map operand " + k.params[i].name);
+          }
+          const DType dt = cd == contract::DType::bf16 ? DType::bf16 : DType::f16;
+          ptrs[n] = const_cast<TensorMap*>(&encode_tensor_map(TensorMapSpec::matrix(
+              dt, tensor_ptrs[i], s[0], s[1], s[1], static_cast<std::uint32_t>(a.box_rows),
+              static_cast<std::uint32_t>(a.box_cols))));
+          break;
+        }
         case contract::ArgKind::param: {
           const std::int64_t one = 1;
           if (tensor_ptrs[static_cast<std::size_t>(a.index)]) std::memcpy(storage[n].data(), &tensor_ptrs[static_cast<std::size_t>(a.index)], 8);

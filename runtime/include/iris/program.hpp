@@ -99,6 +99,7 @@ class Program {
     std::vector<SizeBinding> sizes;
     std::vector<DType> dtypes;  // per parameter (tensors: the element type)
     std::int64_t resident = 1;  // programs one SM holds at once (grids of persistent loops)
+    std::int64_t clusters = 0;  // clusters the device holds at once (kernels launched in clusters)
   };
   std::size_t index_of(const std::string& name) const;
   unsigned grid_for(std::size_t kernel, std::span<const std::int64_t> sizes) const;
