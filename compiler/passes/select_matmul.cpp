@@ -12,7 +12,6 @@ namespace {
 using namespace tir;
 
 constexpr int kMmaThreads = 256;
-constexpr int kMmaBlocksPerSm = 2;
 // Static shared memory of a kernel (broadcast and reduction scratch) stays below this.
 constexpr std::int64_t kStaticSharedReserve = 1024;
 
@@ -21,8 +20,9 @@ constexpr std::int64_t kStaticSharedReserve = 1024;
 int select_matmul(Module& module) {
   int count = 0;
   const Target& target = module.target ? *module.target : default_target();
-  // Two programs per SM share its shared memory.
-  const std::int64_t budget = target.max_shared_bytes / kMmaBlocksPerSm - kStaticSharedReserve;
+  // Two programs per SM share its shared memory; one alone has all of it.
+  const std::int64_t two_per_sm = target.max_shared_bytes / 2 - kStaticSharedReserve;
+  const std::int64_t one_per_sm = target.max_shared_bytes - kStaticSharedReserve;
   for (Kernel& k : module.kernels) {
     // A kernel that runs as the sm90 GEMM template (select_gemm_mainloop) has its
     // matmul, shared memory and launch decided already.
@@ -37,8 +37,9 @@ int select_matmul(Module& module) {
       if (mma) {
         // Every matmul reuses the kernel's dynamic shared memory (each call ends with a
         // barrier), so the kernel needs the largest one's.
-        const std::int64_t bytes = iris::device::tile::mma_shared_bytes(R, C);
-        if (bytes > budget) mma = false;
+        const bool b_nk = v->view_b.slice_dim == 1;
+        const std::int64_t bytes = iris::device::tile::mma_shared_bytes(R, C, b_nk);
+        if (bytes > one_per_sm) mma = false;
         else dynamic = std::max(dynamic, bytes);
       }
       v->matmul = mma ? MatmulLowering::mma_sync : MatmulLowering::simt;
@@ -46,7 +47,7 @@ int select_matmul(Module& module) {
     });
     k.uses_mma = dynamic > 0;
     k.dynamic_shared_bytes = dynamic;
-    if (k.uses_mma) k.min_blocks_per_sm = kMmaBlocksPerSm;
+    if (k.uses_mma) k.min_blocks_per_sm = dynamic <= two_per_sm ? 2 : 1;
   }
   return count;
 }

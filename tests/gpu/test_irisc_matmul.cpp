@@ -1,7 +1,9 @@
 // irisc's 2-D tiles and matmul on GPUs: GEMM + all-scatter compiled by the JIT, on
 // shapes that are not multiples of the tile (masked edges), checked against a host
-// product of the same bf16 inputs on every rank; and the sm90 warp-specialized GEMM
-// that such loops become on sm_90a (IriscWgmma, SKIPPED on other GPUs).
+// product of the same bf16 inputs on every rank; the mma.sync lowering compiled for a
+// target without wgmma (IriscMmaSync: sm_80 on Ampere, sm_90 on Hopper); and the sm90
+// warp-specialized GEMM that such loops become on sm_90a (IriscWgmma, SKIPPED on other
+// GPUs).
 #include <cmath>
 #include <string>
 
@@ -351,7 +353,81 @@ TEST_P(IriscWgmma, TmaRowsThatAreNotMultiplesOf16BytesAreAnError) {
   });
 }
 
+// ---- the mma.sync lowering (select-matmul), compiled for a target without wgmma ---------
+// The kernels of kGemmKn / kGemmNk compiled for sm_80 on an Ampere GPU, or sm_90 on a
+// Hopper one (a cubin runs only on GPUs of its own major version; without the "a",
+// nothing becomes the sm90 GEMM): tensor cores through tile_mma.hpp, whose columns that
+// are multiples of 64 take the cp.async pipeline when both operands' rows are 16-byte
+// aligned, and the synchronous mainloop otherwise. 128 x 256 tiles run one program per
+// SM, the others two.
+
+std::string mma_sync_target(const Context& ctx) {
+  std::string t = jit_target_for(ctx);
+  if (t.ends_with('a')) t.pop_back();
+  return t;
+}
+
+class IriscMmaSync : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    const int major = backend::active().device_attribute(0, backend::DeviceAttribute::compute_capability_major);
+    if (major != 8 && major != 9) GTEST_SKIP() << "no mma.sync target for compute capability " << major << ".x";
+  }
+};
+
+template <class T>
+void check_mma_sync_gemm(Context& ctx, const char* dtype, bool b_nk) {
+  const std::string src = with_dtype(b_nk ? kGemmNk : kGemmKn, dtype);
+  struct Case {
+    std::int64_t M, N, K, bm, bn;
+    int blocks_per_sm;
+  };
+  // K = 136 and N = 296 keep every row 16-byte aligned (the pipeline) and leave partial
+  // tiles in M, N and K; K = 75 misaligns A's rows, N = 300 a [K, N] B's (the synchronous
+  // mainloop). 64 x 32 tiles never pipeline (columns not a multiple of 64).
+  for (const Case& c : {Case{200, 296, 136, 128, 64, 2}, Case{200, 296, 136, 64, 128, 2}, Case{200, 296, 136, 64, 32, 2},
+                        Case{128, 256, 64, 128, 256, 1}, Case{300, 520, 200, 128, 256, 1},
+                        Case{200, 296, 75, 128, 64, 2}, Case{200, 300, 136, 128, 64, 2}, Case{200, 300, 75, 128, 256, 1}}) {
+    JitOptions jo;
+    jo.target = mma_sync_target(ctx);
+    jo.defines = {{"BM", c.bm}, {"BN", c.bn}};
+    Program p = jit_program(ctx, src, "gemm.iris", jo);
+    require(!runs_wgmma(p, "gemm"), "the kernel runs mma.sync, not the sm90 GEMM");
+    require(p.kernel("gemm").min_blocks_per_sm == c.blocks_per_sm,
+            std::to_string(c.bm) + " x " + std::to_string(c.bn) + " tiles: " + std::to_string(c.blocks_per_sm) +
+                " program(s) per SM");
+    auto a = ctx.randn<T>({c.M, c.K}, 71);
+    auto b = b_nk ? ctx.randn<T>({c.N, c.K}, 72) : ctx.randn<T>({c.K, c.N}, 72);
+    auto out = ctx.full<T>({c.M, c.N}, -7.0);
+    p.launch("gemm", {a, b, out});
+    ctx.synchronize();
+    const std::vector<T> got = out.to_host();
+    std::vector<double> g(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) g[i] = static_cast<float>(got[i]);
+    const double rel = relative_error(a.to_host(), b.to_host(), g, c.M, c.N, c.K, b_nk, 1.0);
+    require(rel <= 1e-2, jo.target + " " + dtype + (b_nk ? " B [N, K]" : " B [K, N]") + " " + std::to_string(c.M) +
+                             " x " + std::to_string(c.N) + " x " + std::to_string(c.K) + " with " + std::to_string(c.bm) +
+                             " x " + std::to_string(c.bn) + " tiles: relative error " + std::to_string(rel));
+  }
+}
+
+TEST_P(IriscMmaSync, Bf16BKnMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_mma_sync_gemm<bfloat16>(ctx, "bf16", false); });
+}
+TEST_P(IriscMmaSync, Bf16BNkMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_mma_sync_gemm<bfloat16>(ctx, "bf16", true); });
+}
+TEST_P(IriscMmaSync, F16BKnMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_mma_sync_gemm<half>(ctx, "f16", false); });
+}
+TEST_P(IriscMmaSync, F16BNkMatchesHostProduct) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) { check_mma_sync_gemm<half>(ctx, "f16", true); });
+}
+
 IRIS_GPU_SUITE(IriscMatmul);
+IRIS_GPU_SUITE(IriscMmaSync);
 IRIS_GPU_SUITE(IriscWgmma);
 
 }  // namespace

@@ -85,6 +85,10 @@ TEST(Sm90GemmShapes, FitSharedMemoryAndTmaBoxes) {
   EXPECT_EQ(dg::sm90_threads({128, 256, 64, 4, 16, 1}), 384);
   EXPECT_FALSE(dg::sm90_shape_ok({128, 256, 64, 4, 16, 4}));
   EXPECT_FALSE(dg::sm90_shape_ok({256, 256, 64, 4, 16, 1}));
+  // A cluster of 2 needs an even number of 64-column boxes of B to split.
+  EXPECT_FALSE(dg::sm90_shape_ok({128, 64, 64, 6, 16, 2}));
+  EXPECT_FALSE(dg::sm90_shape_ok({128, 192, 64, 4, 16, 2}));
+  EXPECT_TRUE(dg::sm90_shape_ok({128, 128, 64, 6, 16, 2}));
 }
 
 }  // namespace

@@ -3,64 +3,37 @@
 // for 2-D tiles whose rows and columns are multiples of 32, with 256 threads; other
 // shapes and types take tile::matmul (tile.hpp).
 //
-// Per BK = 32 slice of K, the block stages A[rows, BK] (k contiguous) and B[BK, cols]
-// transposed (k contiguous) in shared memory, with rows padded to 40 elements so that
-// the fragment reads of a warp hit 32 different banks. The 8 warps form a 2 x 4 grid,
-// each computing (rows / 2) x (cols / 4) of the tile. At the end the accumulators pass
-// through shared memory once more to land in the tile's slot order (Layout2D), which
-// every other tile operation expects.
+// Tiles whose columns are a multiple of 64 (mma_pipelines) take the cp.async pipeline of
+// tile_mma_pipelined.hpp when both operands' rows are 16-byte aligned, which is decided
+// per call. Otherwise, per BK = 32 slice of K, the block loads A[rows, BK] (k contiguous)
+// and B[BK, cols] transposed (k contiguous) through registers into shared memory, with
+// rows padded to 40 elements so that the fragment reads of a warp hit 32 different
+// banks, and then computes: no overlap, but any alignment. Both paths share the warp
+// layout: the 8 warps form a 2 x 4 grid, each computing (rows / 2) x (cols / 4) of the
+// tile. At the end the accumulators pass through shared memory once more to land in the
+// tile's slot order (Layout2D), which every other tile operation expects.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "tile.hpp"
+#include "tile_mma_pipelined.hpp"
+#include "tile_mma_step.hpp"
 #include "tile_shapes.hpp"
 
 #if IRIS_CUDA_COMPILER
 namespace iris::device::tile {
-namespace detail {
 
-template <class T>
-struct MmaOperand;
-template <>
-struct MmaOperand<__nv_bfloat16> {
-  static constexpr bool kBf16 = true;
-};
-template <>
-struct MmaOperand<__half> {
-  static constexpr bool kBf16 = false;
-};
-
-// d += a x b for one 16 x 8 x 16 step; a: 4 registers of the 16 x 16 A fragment, b: 2 of
-// the 16 x 8 B fragment (column-major), d: the 16 x 8 f32 accumulator fragment.
-template <bool Bf16>
-IRIS_DEVICE IRIS_FORCEINLINE void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  if constexpr (Bf16) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-}
-
-}  // namespace detail
-
-// Shared memory matmul_mma<L> uses (the generated code keeps a kernel's total in budget).
-template <class L>
-inline constexpr int kMmaSharedBytes = static_cast<int>(mma_shared_bytes(L::kRows, L::kCols));
+// Shared memory matmul_mma<L, THREADS, B_NK> uses, whichever path it takes (the
+// generated code keeps a kernel's total in budget).
+template <class L, bool B_NK = false>
+inline constexpr int kMmaSharedBytes = static_cast<int>(mma_shared_bytes(L::kRows, L::kCols, B_NK));
 
 // acc = A[rows, K] x B[K, cols], same contract as tile::matmul: A rows `lda` apart, B
 // rows `ldb` apart (B_NK: B given as [cols, K], k contiguous), rows/columns past *_valid
 // and k past K read as 0, every thread of the program calls it. `smem`:
-// kMmaSharedBytes<L> bytes of shared memory, 16-byte aligned (generated kernels pass
+// kMmaSharedBytes<L, B_NK> bytes of shared memory, 16-byte aligned (generated kernels pass
 // their dynamic shared memory, which every matmul reuses: each call ends with a barrier).
 template <class L, int THREADS, bool B_NK = false, class Acc, class T>
 IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
@@ -81,6 +54,12 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
   const int wm = warp / WARPS_N * WM, wn = warp % WARPS_N * WN;
   const bool a_vec = lda % 8 == 0 && reinterpret_cast<unsigned long long>(a) % 16 == 0;
   const bool b_vec = ldb % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
+  if constexpr (mma_pipelines(C)) {
+    if (a_vec && b_vec) {
+      matmul_mma_pipelined<L, THREADS, B_NK>(acc, a, lda, a_rows_valid, b, ldb, b_cols_valid, k_extent, smem);
+      return;
+    }
+  }
   float d[MT][NT][4];
 #pragma unroll
   for (int i = 0; i < MT; ++i)

@@ -7,13 +7,37 @@
 
 namespace iris::device::tile {
 
-// Shared memory (bytes) matmul_mma uses for a rows x cols tile: the larger of the staged
-// A/B slices (BK = 32 padded to 40 16-bit elements per row) and the f32 accumulator
-// staging (cols + 4 floats per row).
-IRIS_HOST_DEVICE constexpr long long mma_shared_bytes(long long rows, long long cols) {
+// Shared memory (bytes) of matmul_mma's synchronous mainloop for a rows x cols tile: the
+// larger of the staged A/B slices (BK = 32 padded to 40 16-bit elements per row) and the
+// f32 accumulator staging (cols + 4 floats per row).
+IRIS_HOST_DEVICE constexpr long long mma_sync_shared_bytes(long long rows, long long cols) {
   const long long slices = (rows + cols) * 40 * 2;
   const long long staging = rows * (cols + 4) * 4;
   return slices > staging ? slices : staging;
+}
+
+// The cp.async pipeline of matmul_mma (tile_mma_pipelined.hpp): BK-deep slices in a ring
+// of kMmaPipelineStages, A as [rows][BK + 8], B as [cols][BK + 8] (given as [N, K]) or
+// [BK][cols + 8]; the accumulator staging reuses the ring.
+inline constexpr int kMmaPipelineBk = 32;
+inline constexpr int kMmaPipelineStages = 3;
+IRIS_HOST_DEVICE constexpr long long mma_pipelined_shared_bytes(long long rows, long long cols, bool b_nk) {
+  const long long a = rows * (kMmaPipelineBk + 8), b = b_nk ? cols * (kMmaPipelineBk + 8) : kMmaPipelineBk * (cols + 8);
+  const long long ring = kMmaPipelineStages * (a + b) * 2;
+  const long long staging = rows * (cols + 4) * 4;
+  return ring > staging ? ring : staging;
+}
+
+// Whether a tile of `cols` columns can take the pipeline: its B fragments are loaded two
+// n8 blocks at a time, so each warp's cols / 4 must be a multiple of 16.
+IRIS_HOST_DEVICE constexpr bool mma_pipelines(long long cols) { return cols % 64 == 0; }
+
+// Shared memory matmul_mma needs: which mainloop runs is decided at run time (the
+// pipeline wants 16-byte aligned rows), so a tile that may pipeline needs room for both.
+IRIS_HOST_DEVICE constexpr long long mma_shared_bytes(long long rows, long long cols, bool b_nk) {
+  const long long sync = mma_sync_shared_bytes(rows, cols);
+  const long long pipelined = mma_pipelines(cols) ? mma_pipelined_shared_bytes(rows, cols, b_nk) : 0;
+  return sync > pipelined ? sync : pipelined;
 }
 
 }  // namespace iris::device::tile

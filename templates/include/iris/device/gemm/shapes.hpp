@@ -53,7 +53,9 @@ IRIS_HOST_DEVICE constexpr long long sm90_shared_bytes(const Sm90Shape& s) {
 // Whether the shape is one the kernel is written for.
 IRIS_HOST_DEVICE constexpr bool sm90_shape_ok(const Sm90Shape& s) {
   return (s.bm == 64 || s.bm == 128) && (s.bn == 64 || s.bn == 128 || s.bn == 192 || s.bn == 256) &&
-         s.bk == 64 && s.stages >= 2 && s.stages <= 8 && s.group_m >= 1 && (s.cluster_m == 1 || s.cluster_m == 2);
+         s.bk == 64 && s.stages >= 2 && s.stages <= 8 && s.group_m >= 1 &&
+         // A cluster splits B's 64-column boxes among its programs: whole boxes each.
+         (s.cluster_m == 1 || (s.cluster_m == 2 && s.bn / 64 % s.cluster_m == 0));
 }
 
 // The TMA boxes (inner dimension first) the runtime encodes tensor maps with. A is
