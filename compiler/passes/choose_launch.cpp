@@ -16,15 +16,6 @@ using namespace tir;
 constexpr int kMaxThreads = 256;
 constexpr std::int64_t kProgramsPerSm = 8;
 
-ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r) {
-  auto out = std::make_shared<Value>();
-  out->kind = kind;
-  out->type = Type::scalar(ScalarType::int_);
-  out->int_value = v;
-  out->range = r;
-  return out;
-}
-
 void decide(Kernel& k) {
   // A GEMM decision (select_gemm_mainloop) replaced this pass's launch: it is made
   // again after this one, on the launch decided now.

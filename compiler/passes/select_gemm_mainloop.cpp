@@ -32,28 +32,9 @@ int max_stages(int bn) {
   return 0;
 }
 
-ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r) {
-  auto out = std::make_shared<Value>();
-  out->kind = kind;
-  out->type = Type::scalar(ScalarType::int_);
-  out->int_value = v;
-  out->range = r;
-  return out;
-}
-
-ValuePtr binary(BinOp op, ValuePtr a, ValuePtr b, SourceRange r) {
-  auto out = std::make_shared<Value>();
-  out->kind = ValueKind::Binary;
-  out->type = Type::scalar(ScalarType::int_);
-  out->binop = op;
-  out->operands = {std::move(a), std::move(b)};
-  out->range = r;
-  return out;
-}
-
 // ceil(bound / step), over launch values.
 ValuePtr tiles_along(const ValuePtr& bound, std::int64_t step, SourceRange r) {
-  return binary(BinOp::div, binary(BinOp::add, bound, int_value(ValueKind::Const, step - 1, r), r),
+  return int_binary(BinOp::div, int_binary(BinOp::add, bound, int_value(ValueKind::Const, step - 1, r), r),
                 int_value(ValueKind::Const, step, r), r);
 }
 
@@ -99,9 +80,9 @@ bool decide(Kernel& k, const Target& target) {
     // to whole clusters and to the clusters the device holds at once).
     ValuePtr tile_rows = tiles_along(rows, g.bm, r);
     if (shape.cluster_m > 1) {
-      tile_rows = binary(BinOp::mul, tiles_along(tile_rows, shape.cluster_m, r), int_value(ValueKind::Const, shape.cluster_m, r), r);
+      tile_rows = int_binary(BinOp::mul, tiles_along(tile_rows, shape.cluster_m, r), int_value(ValueKind::Const, shape.cluster_m, r), r);
     }
-    k.grid = binary(BinOp::min, binary(BinOp::mul, tile_rows, tiles_along(cols, g.bn, r), r), sms, r);
+    k.grid = int_binary(BinOp::min, int_binary(BinOp::mul, tile_rows, tiles_along(cols, g.bn, r), r), sms, r);
   }
   return true;
 }

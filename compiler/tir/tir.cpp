@@ -154,4 +154,23 @@ bool same_value(const Value& a, const Value& b) {
   return true;
 }
 
+ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r) {
+  auto out = std::make_shared<Value>();
+  out->kind = kind;
+  out->type = Type::scalar(ScalarType::int_);
+  out->int_value = v;
+  out->range = r;
+  return out;
+}
+
+ValuePtr int_binary(BinOp op, ValuePtr a, ValuePtr b, SourceRange r) {
+  auto out = std::make_shared<Value>();
+  out->kind = ValueKind::Binary;
+  out->type = Type::scalar(ScalarType::int_);
+  out->binop = op;
+  out->operands = {std::move(a), std::move(b)};
+  out->range = r;
+  return out;
+}
+
 }  // namespace irisc::tir

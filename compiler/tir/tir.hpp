@@ -247,4 +247,9 @@ enum class LaunchUse : std::uint8_t { extent, grid };
 // The first node of `v` (pre-order) that is not a launch value for `use`; null if none.
 const Value* not_at_launch(const Value& v, LaunchUse use);
 
+// Integer scalars the decision passes build launch values from: a Const or BuiltinRef
+// (set `builtin` after) holding `v`, and `a op b`.
+ValuePtr int_value(ValueKind kind, std::int64_t v, SourceRange r);
+ValuePtr int_binary(BinOp op, ValuePtr a, ValuePtr b, SourceRange r);
+
 }  // namespace irisc::tir

@@ -41,7 +41,6 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
   constexpr int R = L::kRows, C = L::kCols, BK = 32, LDS = BK + 8;
   constexpr int WARPS_M = 2, WARPS_N = THREADS / 32 / WARPS_M;
   constexpr int WM = R / WARPS_M, WN = C / WARPS_N, MT = WM / 16, NT = WN / 8;
-  constexpr int kStageLd = C + 4;
   static_assert(THREADS == 256, "matmul_mma is laid out for 8 warps");
   static_assert(WM % 16 == 0 && WN % 8 == 0, "rows and columns must be multiples of 32");
   constexpr bool kBf16 = detail::MmaOperand<T>::kBf16;
@@ -148,23 +147,7 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
     }
     __syncthreads();
   }
-  // Accumulator fragments -> shared memory -> the tile's slot order.
-  float* stage = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int i = 0; i < MT; ++i) {
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const int r = wm + i * 16 + g, c = wn + j * 8 + 2 * t;
-      stage[r * kStageLd + c] = d[i][j][0];
-      stage[r * kStageLd + c + 1] = d[i][j][1];
-      stage[(r + 8) * kStageLd + c] = d[i][j][2];
-      stage[(r + 8) * kStageLd + c + 1] = d[i][j][3];
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < L::kPerThread; ++s) acc[s] = Acc(stage[L::row(s) * kStageLd + L::col(s)]);
-  __syncthreads();  // the staging area is free again for the next call
+  detail::hand_back<L, MT, NT>(acc, d, smem, wm, wn);  // the staging area is free again after
 }
 
 }  // namespace iris::device::tile

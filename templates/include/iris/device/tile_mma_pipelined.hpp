@@ -59,14 +59,13 @@ IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, lon
   constexpr int A_ELEMS = R * LDA, B_ELEMS = B_NK ? C * LDA : BK * LDB;
   constexpr int WARPS_M = 2, WARPS_N = THREADS / 32 / WARPS_M;
   constexpr int WM = R / WARPS_M, WN = C / WARPS_N, MT = WM / 16, NT = WN / 8;
-  constexpr int kStageLd = C + 4;
   static_assert(THREADS == 256, "laid out for 8 warps");
   static_assert(WM % 16 == 0 && WN % 16 == 0, "rows and columns must be multiples of 32 and 64");
   constexpr bool kBf16 = detail::MmaOperand<T>::kBf16;
   unsigned short* ring = reinterpret_cast<unsigned short*>(smem);
   const T* const a0 = a;
   const int tid = static_cast<int>(threadIdx.x);
-  const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int warp = tid / 32, lane = tid % 32;
   const int wm = warp / WARPS_N * WM, wn = warp % WARPS_N * WN;
   const long long kt = (k_extent + BK - 1) / BK;
 
@@ -150,23 +149,7 @@ IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, lon
   }
   detail::cp_async_wait<0>();
   __syncthreads();
-  // Accumulator fragments -> shared memory -> the tile's slot order (as matmul_mma).
-  float* stage = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int i = 0; i < MT; ++i) {
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      const int r = wm + i * 16 + g, c = wn + j * 8 + 2 * t;
-      stage[r * kStageLd + c] = d[i][j][0];
-      stage[r * kStageLd + c + 1] = d[i][j][1];
-      stage[(r + 8) * kStageLd + c] = d[i][j][2];
-      stage[(r + 8) * kStageLd + c + 1] = d[i][j][3];
-    }
-  }
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < L::kPerThread; ++s) acc[s] = Acc(stage[L::row(s) * kStageLd + L::col(s)]);
-  __syncthreads();  // the ring is free again for the next call
+  detail::hand_back<L, MT, NT>(acc, d, smem, wm, wn);  // the ring is free again after
 }
 
 }  // namespace iris::device::tile

@@ -41,5 +41,32 @@ IRIS_DEVICE IRIS_FORCEINLINE void mma_16816(float (&d)[4], const unsigned (&a)[4
   }
 }
 
+// The accumulator fragments d[MT][NT] of a warp whose block is at (wm, wn) -> shared
+// memory -> the tile's slot order in acc (Layout2D, which every other tile operation
+// expects). `smem`: rows x (cols + 4) floats; every thread of the program calls it, and
+// the staging area is free again when it returns.
+template <class L, int MT, int NT, class Acc>
+IRIS_DEVICE IRIS_FORCEINLINE void hand_back(Acc (&acc)[L::kPerThread], const float (&d)[MT][NT][4], unsigned char* smem,
+                                            int wm, int wn) {
+  constexpr int kStageLd = L::kCols + 4;
+  const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+  float* stage = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const int r = wm + i * 16 + g, c = wn + j * 8 + 2 * t;
+      stage[r * kStageLd + c] = d[i][j][0];
+      stage[r * kStageLd + c + 1] = d[i][j][1];
+      stage[(r + 8) * kStageLd + c] = d[i][j][2];
+      stage[(r + 8) * kStageLd + c + 1] = d[i][j][3];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < L::kPerThread; ++s) acc[s] = Acc(stage[L::row(s) * kStageLd + L::col(s)]);
+  __syncthreads();
+}
+
 }  // namespace iris::device::tile::detail
 #endif  // IRIS_CUDA_COMPILER

@@ -120,6 +120,12 @@ struct Gemm {
     const int ctiles_m = (tiles_m + CLUSTER - 1) / CLUSTER, n_tiles = ctiles_m * tiles_n;
     const int first = static_cast<int>(blockIdx.x) / CLUSTER, step = static_cast<int>(gridDim.x) / CLUSTER;
     const int kblocks = (K + BK - 1) / BK;
+    // The tile (tm, tn) of the cluster's step `tile`: program `cta` takes row cta of it.
+    const auto tile_of = [&](int tile, int& tm, int& tn) {
+      int ctm;
+      grouped_tile(tile, ctiles_m, tiles_n, GROUP_M, ctm, tn);
+      tm = ctm * CLUSTER + static_cast<int>(cta);
+    };
 
     if (warpgroup == 0) {
       setmaxnreg_dec<kProducerRegs>();
@@ -129,9 +135,8 @@ struct Gemm {
         int stage = 0;
         u32 phase = 0;
         for (int tile = first; tile < n_tiles; tile += step) {
-          int ctm, tn;
-          grouped_tile(tile, ctiles_m, tiles_n, GROUP_M, ctm, tn);
-          const int tm = ctm * CLUSTER + static_cast<int>(cta);
+          int tm, tn;
+          tile_of(tile, tm, tn);
           for (int kb = 0; kb < kblocks; ++kb) {
             mbarrier_wait(empty[stage], phase ^ 1);
             mbarrier_arrive_expect_tx(full[stage], kStageBytes);
@@ -183,9 +188,8 @@ struct Gemm {
       int stage = 0;
       u32 phase = 0;
       for (int tile = first; tile < n_tiles; tile += step) {
-        int ctm, tn;
-        grouped_tile(tile, ctiles_m, tiles_n, GROUP_M, ctm, tn);
-        const int tm = ctm * CLUSTER + static_cast<int>(cta);
+        int tm, tn;
+        tile_of(tile, tm, tn);
         int held = -1;  // the slot the wgmma group in flight reads
         for (int kb = 0; kb < kblocks; ++kb) {
           mbarrier_wait(full[stage], phase);
