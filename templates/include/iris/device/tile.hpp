@@ -127,6 +127,9 @@ struct Layout2D {
   static_assert((R * C) % THREADS == 0, "a 2-D tile must divide evenly over the threads");
   static constexpr int kRows = R, kCols = C;
   static constexpr int kPerThread = R * C / THREADS;
+  // Rows from one slot to the next when the threads cover whole rows (a thread's slots
+  // are then one column), else 0.
+  static constexpr int kRowStep = THREADS % C == 0 ? THREADS / C : 0;
   IRIS_DEVICE IRIS_FORCEINLINE static int row(int s) { return (s * THREADS + (int)threadIdx.x) / C; }
   IRIS_DEVICE IRIS_FORCEINLINE static int col(int s) { return (s * THREADS + (int)threadIdx.x) % C; }
 };
@@ -135,6 +138,16 @@ struct Layout2D {
 template <class L, class T, class U = T>
 IRIS_DEVICE IRIS_FORCEINLINE void load2d(T (&r)[L::kPerThread], const T* p, long long ld, long long rows_valid,
                                          long long cols_valid, U other = U(0)) {
+  if constexpr (L::kRowStep > 0) {  // one column per thread: one pointer (see store2d)
+    const int i0 = L::row(0), j = L::col(0);
+    const T* q = p + i0 * ld + j;
+    const long long step = L::kRowStep * ld;
+#pragma unroll
+    for (int s = 0; s < L::kPerThread; ++s, q += step) {
+      r[s] = (i0 + s * L::kRowStep < rows_valid && j < cols_valid) ? *q : T(other);
+    }
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const int i = L::row(s), j = L::col(s);
@@ -146,6 +159,19 @@ IRIS_DEVICE IRIS_FORCEINLINE void load2d(T (&r)[L::kPerThread], const T* p, long
 template <class L, class T>
 IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], long long ld, long long rows_valid,
                                           long long cols_valid) {
+  if constexpr (L::kRowStep > 0) {
+    // One column per thread: walk it with one pointer. Addressing each slot on its own
+    // kept a 64-bit offset per slot live, and inside a loop over ranks those spilled.
+    const int i0 = L::row(0), j = L::col(0);
+    if (j >= cols_valid) return;
+    T* q = p + i0 * ld + j;
+    const long long step = L::kRowStep * ld;
+#pragma unroll
+    for (int s = 0; s < L::kPerThread; ++s, q += step) {
+      if (i0 + s * L::kRowStep < rows_valid) *q = r[s];
+    }
+    return;
+  }
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const int i = L::row(s), j = L::col(s);

@@ -44,6 +44,7 @@ struct DtypeOf<__half> {
 template <int BM, int BN>
 struct AccLayout {
   static constexpr int kRows = BM, kCols = BN, kPerThread = BN / 2;
+  static constexpr int kRowStep = 0;  // slots do not advance by whole rows (tile.hpp)
   IRIS_DEVICE IRIS_FORCEINLINE static int row(int s) {
     const int t = static_cast<int>(threadIdx.x) - gemm::kSm90ProducerThreads;
     return 64 * (t / 128) + 16 * (t % 128 / 32) + t % 32 / 4 + 8 * (s % 4 / 2);
