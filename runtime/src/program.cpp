@@ -153,6 +153,7 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
                     " bytes of dynamic shared memory fits on this GPU");
       }
     }
+    p.maps.resize(k.args.size());
     p.sizes.resize(k.sizes.size());
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       DType d = DType::f32;
@@ -326,7 +327,16 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
         break;
       case contract::ArgKind::size: std::memcpy(out, &sizes[static_cast<std::size_t>(slot.index)], 8); break;
       case contract::ArgKind::sms: std::memcpy(out, &sms, 8); break;
-      case contract::ArgKind::tensor_map: ptrs[n] = tensor_map(k, slot, a[static_cast<std::size_t>(slot.index)]); break;
+      case contract::ArgKind::tensor_map: {
+        const Arg& arg = a[static_cast<std::size_t>(slot.index)];
+        Prepared::MapMemo& memo = prepared_[index].maps[n];
+        const auto shape = arg.shape();
+        if (memo.map == nullptr || memo.ptr != arg.ptr() || memo.rows != shape[0] || memo.cols != shape[1]) {
+          memo = {arg.ptr(), shape[0], shape[1], tensor_map(k, slot, arg)};
+        }
+        ptrs[n] = memo.map;
+        break;
+      }
       case contract::ArgKind::param: {
         const std::size_t i = static_cast<std::size_t>(slot.index);
         const Arg& arg = a[i];

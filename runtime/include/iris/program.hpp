@@ -100,6 +100,14 @@ class Program {
     std::vector<DType> dtypes;  // per parameter (tensors: the element type)
     std::int64_t resident = 1;  // programs one SM holds at once (grids of persistent loops)
     std::int64_t clusters = 0;  // clusters the device holds at once (kernels launched in clusters)
+    // Per argument slot: the tensor a tensor map was last encoded for, and the map, so
+    // that launching again with the same tensor skips the lookup (launches are hot).
+    struct MapMemo {
+      const void* ptr = nullptr;
+      std::int64_t rows = 0, cols = 0;
+      void* map = nullptr;
+    };
+    mutable std::vector<MapMemo> maps;
   };
   std::size_t index_of(const std::string& name) const;
   unsigned grid_for(std::size_t kernel, std::span<const std::int64_t> sizes) const;
