@@ -20,6 +20,15 @@ int parse_int(const char* text, const char* what) {
   return static_cast<int>(v);
 }
 
+double parse_seconds(const char* text, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= 0) || v > 1e9) {
+    throw Error(std::string(what) + ": '" + text + "' is not a number of seconds (0 means forever)");
+  }
+  return v;
+}
+
 }  // namespace
 
 Options Options::from_env() {
@@ -27,6 +36,8 @@ Options Options::from_env() {
   if (const char* v = std::getenv("IRIS_HEAP_SIZE"); v && *v) o.heap_bytes = parse_size(v, "IRIS_HEAP_SIZE");
   if (const char* v = std::getenv("IRIS_RANKS"); v && *v) o.ranks = parse_int(v, "IRIS_RANKS");
   if (const char* v = std::getenv("IRIS_SHARE_GPUS"); v && *v) o.share_gpus = parse_int(v, "IRIS_SHARE_GPUS") != 0;
+  if (const char* v = std::getenv("IRIS_WAIT_TIMEOUT"); v && *v) o.wait_timeout = parse_seconds(v, "IRIS_WAIT_TIMEOUT");
+  if (const char* v = std::getenv("IRIS_HOST_TIMEOUT"); v && *v) o.host_timeout = parse_seconds(v, "IRIS_HOST_TIMEOUT");
   return o;
 }
 
@@ -36,6 +47,12 @@ void Options::validate() const {
     throw Error("heap size " + std::to_string(heap_bytes) + " bytes (" + format_bytes(heap_bytes) +
                 ") is not a multiple of " + format_bytes(kHeapGranularity) + "; try " +
                 format_bytes((heap_bytes / kHeapGranularity + 1) * kHeapGranularity));
+  }
+  if (!(wait_timeout >= 0) || wait_timeout > 1e9) {
+    throw Error("wait timeout must be a number of seconds >= 0 (0: forever), got " + std::to_string(wait_timeout));
+  }
+  if (!(host_timeout >= 0) || host_timeout > 1e9) {
+    throw Error("host timeout must be a number of seconds >= 0 (0: forever), got " + std::to_string(host_timeout));
   }
   if (ranks < 0) throw Error("rank count must be positive (got " + std::to_string(ranks) + ")");
   if (ranks > device::kMaxRanks) {

@@ -14,10 +14,19 @@ struct Options {
   int ranks = 0;
   // Let several ranks use one GPU (rank % device_count), e.g. to test 4 ranks on 1 GPU.
   bool share_gpus = false;
+  // Seconds a device wait (a `wait` statement, the device barrier, any spin in the
+  // device library) may last before it gives up and the host raises an iris::Error
+  // naming the rank, kernel, flag and values; 0 waits forever.
+  double wait_timeout = 60;
+  // Seconds a host wait (synchronize, host barriers and exchanges) may last before it
+  // raises an iris::Error saying what it waited on; 0 waits forever. A peer's failure
+  // ends host waits at once, whatever this is.
+  double host_timeout = 600;
 
   static constexpr std::size_t kHeapGranularity = std::size_t{2} << 20;  // 2 MiB
 
-  // Defaults overridden by IRIS_HEAP_SIZE, IRIS_RANKS and IRIS_SHARE_GPUS (1/0).
+  // Defaults overridden by IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS (1/0),
+  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds).
   static Options from_env();
 
   // Throws iris::Error naming the bad field and what would be valid.
