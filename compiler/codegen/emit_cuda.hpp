@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "compiler/source/source_buffer.hpp"
 #include "compiler/tir/tir.hpp"
 
 namespace irisc {
@@ -16,6 +17,7 @@ struct CudaModule {
   std::string metadata;  // JSON: kernels, parameters, sizes, grid policy, roles, threads
 };
 
-CudaModule emit_cuda(const tir::Module& module, const std::string& source_name);
+// `source` names the file in the output and gives waits and trace events their lines.
+CudaModule emit_cuda(const tir::Module& module, const SourceBuffer& source);
 
 }  // namespace irisc

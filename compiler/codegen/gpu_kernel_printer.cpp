@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "compiler/codegen/metadata.hpp"
 #include "compiler/tir/visit.hpp"
+#include "templates/include/iris/device/trace.hpp"
 #include "templates/include/iris/device/gemm/shapes.hpp"
 
 namespace irisc {
@@ -91,6 +93,8 @@ void GpuKernelPrinter::print() {
   // Outside roles `program` counts over the whole grid; each role block shadows both.
   line(1, "const long long iris_program = " + block_index() + ", iris_programs = " + grid_blocks() + ";");
   line(1, "(void)iris_program; (void)iris_programs;");
+  const int kernel_line = line_of(k_.range);
+  line(1, "if (" + thread_index() + " == 0) " + trace("program_begin", kernel_line, "-1", "0") + ";");
   if (k_.roles.empty()) {
     stmts(k_.body, 1);
   } else {
@@ -111,7 +115,33 @@ void GpuKernelPrinter::print() {
       line(1, "iris_first += " + n + ";");
     }
   }
+  line(1, "if (" + thread_index() + " == 0) " + trace("program_end", kernel_line, "-1", "0") + ";");
   line(0, "}");
+}
+
+int GpuKernelPrinter::line_of(SourceRange r) const {
+  return source_ && r.begin < source_->text().size() ? static_cast<int>(source_->line_col(r.begin).line) : 0;
+}
+
+std::string GpuKernelPrinter::site_literal(const Stmt& s) const {
+  std::string text = "kernel '" + k_.name + "'";
+  if (source_ && s.range.begin < source_->text().size()) {
+    const LineCol lc = source_->line_col(s.range.begin);
+    std::string file = source_->name();
+    if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+    std::string stmt(source_->slice(s.range));
+    stmt = stmt.substr(0, stmt.find('\n'));
+    if (stmt.size() > 40) stmt = stmt.substr(0, 37) + "...";
+    text += " at " + file + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + stmt;
+  }
+  return cuda_string_literal(text);
+}
+
+std::string GpuKernelPrinter::trace(const std::string& kind, int line, const std::string& peer,
+                                    const std::string& value) const {
+  return "iris::device::trace_event(ctx, iris::device::TraceKind::" + kind + ", " +
+         std::to_string(iris::device::trace_kernel_id(k_.name.c_str())) + "u, " + std::to_string(line) + ", " + peer +
+         ", (unsigned long long)(" + value + "))";
 }
 
 std::string GpuKernelPrinter::var_name(int v) const {
@@ -435,6 +465,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
     case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
     case StmtKind::Store: {
+      if (s.rank) line(depth, "if (" + thread_index() + " == 0) " + trace("put", line_of(s.range), rank_or_self(s.rank, depth), "0") + ";");
       if (s.view.rows && in_epilogue_) return epilogue_store(s, depth);
       if (s.view.rows) {
         const std::string L = layout2d(s.view.rows, s.view.size);
@@ -462,16 +493,26 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       const std::string p = view_ptr_local(s.view, depth);
       // The barrier orders every thread's earlier writes before thread 0's release.
       line(depth, sync() + ";");
-      line(depth, "if (" + leader() + ") iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) +
-                      ">(ctx, " + p + ", " + x + ", " + rank_or_self(s.rank, depth) + ", iris::device::SignalOp::" +
-                      (s.signal_op == SignalOp::add ? "add" : "set") + ");");
+      const std::string to = rank_or_self(s.rank, depth);
+      line(depth, "if (" + leader() + ") {");
+      line(depth + 1, "iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) + ">(ctx, " + p + ", " +
+                          x + ", " + to + ", iris::device::SignalOp::" + (s.signal_op == SignalOp::add ? "add" : "set") +
+                          ");");
+      line(depth + 1, trace("signal", line_of(s.range), to, x) + ";");
+      line(depth, "}");
       return;
     }
     case StmtKind::Wait: {
       const std::string x = scalar(*s.value, depth);
       const std::string p = view_ptr_local(s.view, depth);
-      line(depth, "if (" + leader() + ") iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) +
-                      ">(" + p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x + ");");
+      const int at = line_of(s.range);
+      line(depth, "if (" + leader() + ") {");
+      line(depth + 1, trace("wait_begin", at, "-1", x) + ";");
+      line(depth + 1, "const auto iris_seen = iris::device::wait_until<" + order_name(s.order) + ", " +
+                          scope_name(s.scope) + ">(ctx, " + p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x +
+                          ", iris::device::WaitSite{" + site_literal(s) + "});");
+      line(depth + 1, trace("wait_end", at, "-1", "iris_seen") + ";");
+      line(depth, "}");
       line(depth, sync() + ";");
       return;
     }

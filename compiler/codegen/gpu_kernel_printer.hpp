@@ -17,6 +17,7 @@
 
 #include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/contract/launch_contract.hpp"
+#include "compiler/source/source_buffer.hpp"
 #include "compiler/tir/gemm_loop.hpp"
 
 namespace irisc {
@@ -26,6 +27,9 @@ class GpuKernelPrinter : public CppPrinter {
   // `contract` is the kernel's launch contract (its signature follows contract.args).
   GpuKernelPrinter(const tir::Kernel& k, const contract::Kernel& contract, std::string& out)
       : CppPrinter(out), k_(k), contract_(contract) {}
+  // The source the kernel came from: waits name their file:line when they give up,
+  // and trace events carry lines. Without it (or with an empty one) they carry none.
+  void set_source(const SourceBuffer* source) { source_ = source && !source->text().empty() ? source : nullptr; }
   void print();
 
  protected:
@@ -49,6 +53,7 @@ class GpuKernelPrinter : public CppPrinter {
 
   const tir::Kernel& k_;
   const contract::Kernel& contract_;
+  const SourceBuffer* source_ = nullptr;
   int threads_ = 256;
 
  private:
@@ -64,6 +69,12 @@ class GpuKernelPrinter : public CppPrinter {
   // The named barrier the GEMM epilogue's consumer threads synchronize on: the last
   // one, since the sm90 template numbers its own (per consumer warpgroup) from 1.
   static constexpr int kEpilogueBarrier = 15;
+
+  // "kernel 'k' at file.iris:12:5: <statement>", as a C++ string literal.
+  std::string site_literal(const Stmt& s) const;
+  int line_of(SourceRange r) const;
+  // A trace event (iris/device/trace.hpp) of thread `who` ("" : every thread).
+  std::string trace(const std::string& kind, int line, const std::string& peer, const std::string& value) const;
 
   std::string var_name(int v) const;
   static std::string map_name(contract::MapRole role);

@@ -43,7 +43,9 @@ CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& opti
     finish(r, diags);
     return r;
   }
-  driver::lower(tm, source, options, *target, /*passes_for_listing=*/false, diags, r);
+  // A listing carries no source positions: the kernels' waits and trace events get none.
+  const SourceBuffer unlocated(source.name(), "");
+  driver::lower(tm, unlocated, options, *target, /*passes_for_listing=*/false, diags, r);
   return r;
 }
 

@@ -3,8 +3,11 @@
 #include "iris/context.hpp"
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -33,10 +36,93 @@ constexpr int kNumDTypes = 7;
 constexpr DType kAllDTypes[kNumDTypes] = {DType::f32, DType::f16, DType::bf16, DType::i32,
                                           DType::i64, DType::u32, DType::u64};
 
+// How long a rank waits for its own GPU work to stop after a peer failed (device waits
+// see the abort within milliseconds; only a spin the abort cannot reach takes longer).
+constexpr std::chrono::seconds kAbortGrace{10};
+
+const char* cmp_text(int cmp) {
+  switch (static_cast<device::Cmp>(cmp)) {
+    case device::Cmp::eq: return "==";
+    case device::Cmp::ne: return "!=";
+    case device::Cmp::gt: return ">";
+    case device::Cmp::ge: return ">=";
+    case device::Cmp::lt: return "<";
+    case device::Cmp::le: return "<=";
+  }
+  return "?";
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+// What a device wait that gave up recorded, in words.
+std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t heap_bytes) {
+  const std::string who = "rank " + std::to_string(rank);
+  const std::string after = seconds_text(static_cast<double>(f.waited_ns) * 1e-9);
+  if (f.kind == 1) {
+    return who + ": the device barrier gave up after " + after + ": this rank is at device barrier #" +
+           std::to_string(f.expected) + ", but rank " + std::to_string(f.peer) + " has reached only #" +
+           std::to_string(f.seen) +
+           ". Every rank must call device_barrier() the same number of times; check rank " + std::to_string(f.peer) +
+           " (did it fail, return early, or skip a barrier?), or raise the timeout (Options::wait_timeout, "
+           "IRIS_WAIT_TIMEOUT; 0 waits forever)";
+  }
+  std::string where = f.site[0] ? std::string(f.site, strnlen(f.site, sizeof f.site)) : "a kernel's wait_until";
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(f.flag_offset));
+  const std::string flag = f.flag_offset < heap_bytes ? std::string("the flag at heap offset ") + offset
+                                                       : std::string("a flag outside the symmetric heap");
+  std::string m = who + ": a device wait gave up after " + after + " in " + where + ": block " +
+                  std::to_string(f.block) + " thread " + std::to_string(f.thread) + " waited for " + flag + " (" +
+                  std::to_string(f.width * 8) + "-bit) to be " + cmp_text(f.cmp) + " " + std::to_string(f.expected);
+  if (f.peer >= 0) m += " (set by rank " + std::to_string(f.peer) + ")";
+  m += ", but it is " + std::to_string(f.seen) + ". Check that ";
+  m += f.peer >= 0 ? "rank " + std::to_string(f.peer) : std::string("a peer");
+  m += " signals this flag with a value that satisfies the wait, or raise the timeout (Options::wait_timeout, "
+       "IRIS_WAIT_TIMEOUT; 0 waits forever)";
+  return m;
+}
+
 }  // namespace
+
+// What the ranks of one job share to stop together: the first failure, and each rank's
+// control block, whose abort word makes that rank's device waits stop waiting.
+struct Job {
+  std::mutex mu;
+  std::string failure;  // "rank r: why"
+  std::atomic<bool> failed{false};
+  std::vector<device::Control*> controls;
+
+  void add(device::Control* c) {
+    std::lock_guard<std::mutex> lock(mu);
+    controls.push_back(c);
+    if (failed.load()) __atomic_store_n(&c->abort, 1u, __ATOMIC_RELEASE);
+  }
+  void remove(device::Control* c) {
+    std::lock_guard<std::mutex> lock(mu);
+    std::erase(controls, c);
+  }
+  // Records the first failure and stops every rank's device waits.
+  void fail(const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (failure.empty()) failure = why;
+    failed.store(true);
+    for (device::Control* c : controls) __atomic_store_n(&c->abort, 1u, __ATOMIC_RELEASE);
+  }
+  std::string why() {
+    std::lock_guard<std::mutex> lock(mu);
+    return failure;
+  }
+};
 
 struct Context::Impl {
   std::unique_ptr<Bootstrap> boot;
+  std::shared_ptr<Job> job;
+  double host_timeout = 0;
+  device::Control* control = nullptr;  // host-mapped (see device::Control)
   int device = -1;
   std::string device_name;
   int sms = 0;
@@ -48,7 +134,8 @@ struct Context::Impl {
   Module runtime;
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];
 
-  Impl(std::unique_ptr<Bootstrap> b, const Options& opt) : boot(std::move(b)) {
+  Impl(std::unique_ptr<Bootstrap> b, const Options& opt, std::shared_ptr<Job> j)
+      : boot(std::move(b)), job(std::move(j)), host_timeout(opt.host_timeout) {
     auto& bk = backend::active();
     const int ndev = bk.device_count();
     if (ndev == 0) throw NoDeviceError("no GPU found: the CUDA driver reports no device");
@@ -72,6 +159,11 @@ struct Context::Impl {
     dctx.rank = boot->rank();
     dctx.world = boot->world();
     for (int r = 0; r < boot->world(); ++r) dctx.heap_bases[r] = heap->base(r);
+    void* control_device = nullptr;
+    control = static_cast<device::Control*>(bk.host_alloc_mapped(sizeof(device::Control), &control_device));
+    dctx.control = static_cast<device::Control*>(control_device);
+    dctx.wait_timeout_ns = static_cast<unsigned long long>(opt.wait_timeout * 1e9);
+    job->add(control);
 
     runtime.impl_ = load_module_impl(embedded::runtime_kernels(), "libiris runtime kernels");
     fill_u64 = runtime.kernel("iris_fill_u64");
@@ -91,7 +183,7 @@ struct Context::Impl {
     // Peers may still read or write this heap: wait for everyone before freeing it
     // (even when this stream reports an error).
     try {
-      bk.stream_synchronize(stream);
+      wait_stream(stream);
     } catch (const std::exception&) {
     }
     try {
@@ -99,11 +191,64 @@ struct Context::Impl {
     } catch (const std::exception&) {
     }
     runtime = Module();
+    if (control) job->remove(control);
+    if (job->failed.load() || !quiet) {
+      // A peer's kernels may still touch this heap (or this rank's own, if its stream
+      // never drained): leave the memory to the process's end rather than free it
+      // under them.
+      (void)heap.release();
+      log_debug("rank ", boot->rank(), ": the job failed; its heap is left allocated until the process ends");
+      return;
+    }
     heap.reset();
+    bk.host_free_mapped(control);
     if (stream) bk.stream_destroy(stream);
     if (driver_ctx) bk.release_primary_context(device);
   }
 
+  // Waits for `s` to finish, watching for a peer's failure and for host_timeout, then
+  // reports a device wait that gave up or an abort (both throw iris::Error).
+  void wait_stream(StreamHandle* s) {
+    auto& bk = backend::active();
+    if (!bk.stream_query(s)) {
+      using clock = std::chrono::steady_clock;
+      const auto start = clock::now();
+      auto nap = std::chrono::microseconds(5);
+      clock::time_point abort_seen{};
+      while (!bk.stream_query(s)) {
+        const auto now = clock::now();
+        if (job->failed.load() && abort_seen == clock::time_point{}) abort_seen = now;
+        if (abort_seen != clock::time_point{} && now - abort_seen > kAbortGrace) {
+          quiet = false;
+          throw Error("rank " + std::to_string(boot->rank()) + " stopped because " + job->why() +
+                      "; this rank's GPU work has not stopped " + std::to_string(kAbortGrace.count()) +
+                      " s later (a spin that does not watch the abort word: a wait_until without a context?)");
+        }
+        if (host_timeout > 0 && std::chrono::duration<double>(now - start).count() > host_timeout) {
+          quiet = false;
+          throw Error("rank " + std::to_string(boot->rank()) + ": waited " + seconds_text(host_timeout) +
+                      " for this rank's GPU work to finish and it has not: a kernel is still running. If it waits "
+                      "on a flag, check who should set it; if it is just long, raise Options::host_timeout "
+                      "(IRIS_HOST_TIMEOUT; 0 waits forever)");
+        }
+        std::this_thread::sleep_for(nap);
+        if (nap < std::chrono::milliseconds(1)) nap *= 2;
+      }
+    }
+    check_control();
+  }
+
+  void check_control() const {
+    if (__atomic_load_n(&control->fault, __ATOMIC_ACQUIRE) == 2) {
+      throw Error(describe_gave_up(boot->rank(), control->wait, heap->bytes()));
+    }
+    if (__atomic_load_n(&control->abort, __ATOMIC_RELAXED) && job->failed.load()) {
+      throw Error("rank " + std::to_string(boot->rank()) + " stopped because " + job->why() +
+                  " (this rank's device waits were ended; its results are not meaningful)");
+    }
+  }
+
+  bool quiet = true;  // false when this rank's stream may still be running
   std::size_t offset_of(const void* p) const {
     return static_cast<std::size_t>(static_cast<const char*>(p) - heap->local_base());
   }
@@ -212,13 +357,25 @@ void* Context::translate(const void* ptr, int to) const {
 }
 
 void* Context::alloc_tensor(const Shape& shape, DType dtype, std::size_t* numel) {
+  auto shape_text = [&] {
+    std::string t = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+    return t + "]";
+  };
   std::size_t n = 1;
   for (std::int64_t d : shape) {
-    if (d < 0) throw Error("tensor shape has a negative extent (" + std::to_string(d) + ")");
-    n *= static_cast<std::size_t>(d);
+    if (d < 0) throw Error("tensor shape " + shape_text() + " has a negative extent (" + std::to_string(d) + ")");
+    if (__builtin_mul_overflow(n, static_cast<std::size_t>(d), &n)) {
+      throw Error("tensor shape " + shape_text() + " has more elements than 64 bits can count");
+    }
+  }
+  std::size_t bytes = 0;
+  if (__builtin_mul_overflow(n, dtype_size(dtype), &bytes)) {
+    throw Error("tensor shape " + shape_text() + " of " + std::string(dtype_name(dtype)) + " needs " +
+                std::to_string(n) + " x " + std::to_string(dtype_size(dtype)) + " bytes, more than 64 bits can count");
   }
   *numel = n;
-  return heap_alloc(n * dtype_size(dtype));
+  return heap_alloc(bytes);
 }
 
 void Context::fill(void* ptr, DType dtype, std::size_t n, double value) {
@@ -267,7 +424,7 @@ void Context::copy_from_host(void* device, const void* host, std::size_t bytes) 
   synchronize();
 }
 
-void Context::synchronize() { backend::active().stream_synchronize(impl_->stream); }
+void Context::synchronize() { impl_->wait_stream(impl_->stream); }
 
 void Context::barrier() {
   synchronize();
@@ -376,8 +533,9 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
                               std::to_string(boot->world()) + " ranks");
     }
     std::unique_ptr<Context> ctx;
+    auto job = std::make_shared<Job>();
     try {
-      ctx.reset(new Context(std::make_unique<Context::Impl>(std::move(boot), options)));
+      ctx.reset(new Context(std::make_unique<Context::Impl>(std::move(boot), options, job)));
       body(*ctx);
     } catch (const std::exception& e) {
       log(LogLevel::error, e.what());
@@ -398,6 +556,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     throw Error("at most " + std::to_string(device::kMaxRanks) + " ranks are supported (got " + std::to_string(world) + ")");
   }
   auto group = make_thread_group(world);
+  auto job = std::make_shared<Job>();
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
@@ -405,12 +564,15 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
       set_log_rank(r, world);
       std::unique_ptr<Context> ctx;
       try {
-        ctx.reset(new Context(std::make_unique<Context::Impl>(make_thread_bootstrap(group, r), options)));
+        ctx.reset(new Context(std::make_unique<Context::Impl>(make_thread_bootstrap(group, r), options, job)));
         body(*ctx);
       } catch (const std::exception& e) {
         log(LogLevel::error, e.what());
-        // Wake the other ranks before this context's teardown waits for them.
-        abort_thread_group(*group, "rank " + std::to_string(r) + ": " + e.what());
+        // Wake the other ranks (host collectives and device waits) before this
+        // context's teardown waits for them.
+        const bool first = !job->failed.load();
+        job->fail("rank " + std::to_string(r) + " failed: " + e.what());
+        if (first) abort_thread_group(*group, "rank " + std::to_string(r) + " failed: " + e.what());
         ++failures;
       }
       ctx.reset();

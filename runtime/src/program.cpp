@@ -53,6 +53,17 @@ bool runtime_dtype(contract::DType t, DType* out) {
   return false;
 }
 
+std::size_t contract_dtype_bytes(contract::DType t) {
+  switch (t) {
+    case contract::DType::f16:
+    case contract::DType::bf16: return 2;
+    case contract::DType::i64:
+    case contract::DType::u64: return 8;
+    case contract::DType::boolean: return 1;
+    default: return 4;
+  }
+}
+
 bool is_float(contract::DType t) {
   return t == contract::DType::f32 || t == contract::DType::f16 || t == contract::DType::bf16;
 }
@@ -84,13 +95,14 @@ void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg
 
 }  // namespace
 
-Arg Arg::device_buffer(void* ptr, DType dtype, Shape shape) {
+Arg Arg::device_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes) {
   Arg a;
   a.tensor_ = true;
   a.dtype_ = dtype;
   a.ptr_ = ptr;
   a.set_shape(shape);
   a.on_heap_ = false;
+  a.bytes_ = bytes;
   return a;
 }
 
@@ -138,6 +150,17 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
         throw Error(who + ": not one program of " + std::to_string(k.threads) + " threads and " +
                     std::to_string(k.dynamic_shared_bytes) + " bytes of dynamic shared memory fits on a multiprocessor");
       }
+    }
+    if (!k.roles.empty()) {
+      // Roles wait on each other (a consumer spins until a producer signals), so every
+      // program must be resident at once: a waiting program that holds an SM while the
+      // program it waits for cannot start would deadlock.
+      if (k.dynamic_shared_bytes > (48 << 10)) {
+        bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
+      }
+      const int per_sm = bk.resident_blocks_per_sm(p.function.handle(), k.threads,
+                                                   static_cast<std::size_t>(k.dynamic_shared_bytes));
+      p.co_resident = static_cast<std::int64_t>(per_sm) * ctx.multiprocessors();
     }
     if (k.cluster > 1) {
       // A persistent grid of clusters must be resident at once: a GPC whose SM count is
@@ -212,6 +235,21 @@ unsigned Program::grid_for(std::size_t index, std::span<const std::int64_t> size
       }
       if (__builtin_add_overflow(grid, n, &grid)) grid = INT64_MAX;
     }
+    const std::int64_t fit = prepared_[index].co_resident;
+    if (fit > 0 && grid > fit) {
+      std::string counts;
+      for (const contract::Role& r : k.roles) {
+        counts += (counts.empty() ? "" : ", ") + r.name + ": " +
+                  std::to_string(eval(r.programs, "the program count of role '" + r.name + "'"));
+      }
+      throw Error("kernel '" + k.name + "': its roles wait on each other, so all " + std::to_string(grid) +
+                  " programs (" + counts + ") must run at once, but this GPU holds " + std::to_string(fit) + " (" +
+                  std::to_string(ctx_->multiprocessors()) + " SMs x " +
+                  std::to_string(fit / std::max(1, ctx_->multiprocessors())) + " programs of " +
+                  std::to_string(k.threads) + " threads); lower the role program counts (for example to sms or "
+                  "resident) so that they fit, or a waiting program would hold an SM the program it waits for "
+                  "needs");
+    }
   }
   if (k.cluster > 1) {  // whole clusters, no more than run at once
     grid = std::min<std::int64_t>(grid, prepared_[index].clusters * k.cluster);
@@ -277,6 +315,17 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
     if (arg.shape().size() != p.dims.size()) {
       throw Error(prm(i) + " has " + std::to_string(p.dims.size()) + " dimension(s) " + dims_text(k, p) +
                   " but the tensor passed has shape " + shape_text(arg.shape()));
+    }
+    // The kernel addresses every element of the shape: it must lie inside the buffer.
+    std::size_t need = contract_dtype_bytes(p.dtype);
+    bool overflow = false;
+    for (std::int64_t d : arg.shape()) {
+      overflow = overflow || d < 0 || __builtin_mul_overflow(need, static_cast<std::size_t>(d), &need);
+    }
+    if (overflow || need > arg.bytes()) {
+      throw Error(prm(i) + ": the tensor passed has shape " + shape_text(arg.shape()) + ", which " +
+                  (overflow ? std::string("overflows 64-bit byte counts")
+                            : "needs " + std::to_string(need) + " bytes, but its buffer has " + std::to_string(arg.bytes())));
     }
   }
   // Size symbols from the tensors that name them, then every extent checked.

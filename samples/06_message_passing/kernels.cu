@@ -25,14 +25,14 @@ extern "C" __global__ void ping_pong(const __grid_constant__ Context ctx, unsign
       if (threadIdx.x == 0) {
         quiet();  // every thread's put is visible system-wide before the flag
         signal(ctx, ready, (unsigned long long)k, next);
-        wait_until(ack, Cmp::ge, (unsigned long long)k);  // next rank has read round k
+        wait_until(ctx, ack, Cmp::ge, (unsigned long long)k);  // next rank has read round k
       }
       __syncthreads();
     }
   } else {  // consumer
     if (threadIdx.x == 0) bad = 0;
     for (unsigned k = 1; k <= rounds; ++k) {
-      if (threadIdx.x == 0) wait_until(ready, Cmp::ge, (unsigned long long)k);
+      if (threadIdx.x == 0) wait_until(ctx, ready, Cmp::ge, (unsigned long long)k);
       __syncthreads();
       unsigned mine = 0;
       for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) mine += inbox[i] != pattern(prev, k, i);

@@ -95,7 +95,7 @@ void expect_reads_back(const std::string& text, const std::string& stage) {
 
 std::string cuda_of(const irisc::tir::Module& m) {
   try {
-    return irisc::emit_cuda(m, "roundtrip.iris").source;
+    return irisc::emit_cuda(m, irisc::SourceBuffer("roundtrip.iris", "")).source;
   } catch (const std::exception& e) {
     return std::string("emit_cuda threw: ") + e.what();
   }

@@ -156,20 +156,20 @@ extern "C" __global__ void ring_messages(const __grid_constant__ Context ctx, in
         if (variant == 0) {
           fence<Scope::system>();
           signal(ctx, ready, (u64)k, next);
-          wait_until(ack, Cmp::ge, (u64)k);
+          wait_until(ctx, ack, Cmp::ge, (u64)k);
         } else if (variant == 1) {
           fence<Scope::system>();
           signal<Order::relaxed>(ctx, ready, (u64)k, next);
-          wait_until<Order::relaxed>(ack, Cmp::ge, (u64)k);
+          wait_until<Order::relaxed>(ctx, ack, Cmp::ge, (u64)k);
           fence<Scope::system>();
         } else if (variant == 2) {
           fence<Scope::system>();
           signal(ctx, ready, (u64)1, next, SignalOp::add);
-          wait_until(ack, Cmp::eq, (u64)k);
+          wait_until(ctx, ack, Cmp::eq, (u64)k);
         } else {
           fence<Scope::system>();
           signal(ctx, ready32, k, next);
-          wait_until(ack32, Cmp::eq, k);
+          wait_until(ctx, ack32, Cmp::eq, k);
         }
       }
       __syncthreads();
@@ -178,10 +178,10 @@ extern "C" __global__ void ring_messages(const __grid_constant__ Context ctx, in
     unsigned bad = 0;
     for (unsigned k = 1; k <= rounds; ++k) {
       if (threadIdx.x == 0) {
-        if (variant == 0) wait_until(ready, Cmp::ge, (u64)k);
-        else if (variant == 1) { wait_until<Order::relaxed>(ready, Cmp::gt, (u64)(k - 1)); fence<Scope::system>(); }
-        else if (variant == 2) wait_until(ready, Cmp::eq, (u64)k);
-        else wait_until(ready32, Cmp::eq, k);
+        if (variant == 0) wait_until(ctx, ready, Cmp::ge, (u64)k);
+        else if (variant == 1) { wait_until<Order::relaxed>(ctx, ready, Cmp::gt, (u64)(k - 1)); fence<Scope::system>(); }
+        else if (variant == 2) wait_until(ctx, ready, Cmp::eq, (u64)k);
+        else wait_until(ctx, ready32, Cmp::eq, k);
       }
       __syncthreads();
       for (u64 i = threadIdx.x; i < n; i += blockDim.x) bad += inbox[i] != k * 131u + (unsigned)i + prev;

@@ -106,9 +106,9 @@ extern "C" __global__ void ping_pong(const __grid_constant__ Context ctx, u64* f
   for (u64 k = 1; k <= rounds; ++k) {
     if (first) {
       signal(ctx, flag, k, other);
-      wait_until(flag, Cmp::ge, k);
+      wait_until(ctx, flag, Cmp::ge, k);
     } else {
-      wait_until(flag, Cmp::ge, k);
+      wait_until(ctx, flag, Cmp::ge, k);
       signal(ctx, flag, k, other);
     }
   }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstddef>
 #include <initializer_list>
 #include <map>
 #include <span>
@@ -26,7 +27,7 @@ class Arg {
  public:
   template <class T>
   Arg(const Tensor<T>& t)  // NOLINT: implicit, so launches read like calls
-      : tensor_(true), dtype_(dtype_of_v<T>), ptr_(t.data()), on_heap_(true) {
+      : tensor_(true), dtype_(dtype_of_v<T>), ptr_(t.data()), on_heap_(true), bytes_(t.bytes()) {
     set_shape(t.shape());
   }
   template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
@@ -36,8 +37,9 @@ class Arg {
   Arg(half v) : is_float_(true), f_(static_cast<float>(v)), i_(static_cast<std::int64_t>(static_cast<float>(v))) {}  // NOLINT
   Arg(bfloat16 v)  // NOLINT
       : is_float_(true), f_(static_cast<float>(v)), i_(static_cast<std::int64_t>(static_cast<float>(v))) {}
-  // A device buffer that is not on the heap (local tensor parameters only).
-  static Arg device_buffer(void* ptr, DType dtype, Shape shape);
+  // A device buffer that is not on the heap (local tensor parameters only), of `bytes`
+  // bytes (a launch checks that the shape fits in them; SIZE_MAX: not checked).
+  static Arg device_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes = SIZE_MAX);
 
   bool is_tensor() const { return tensor_; }
   DType dtype() const { return dtype_; }
@@ -47,6 +49,8 @@ class Arg {
   std::size_t rank() const { return rank_; }
   static constexpr std::size_t kMaxDims = 8;
   bool on_heap() const { return on_heap_; }
+  // Bytes of the allocation behind ptr() (SIZE_MAX: not known).
+  std::size_t bytes() const { return bytes_; }
   bool is_float() const { return is_float_; }
   double float_value() const { return f_; }
   std::int64_t int_value() const { return i_; }
@@ -64,6 +68,7 @@ class Arg {
   std::array<std::int64_t, kMaxDims> dims_{};
   std::size_t rank_ = 0;
   bool on_heap_ = false;
+  std::size_t bytes_ = SIZE_MAX;
   bool is_float_ = false;
   double f_ = 0;
   std::int64_t i_ = 0;
@@ -100,6 +105,7 @@ class Program {
     std::vector<DType> dtypes;  // per parameter (tensors: the element type)
     std::int64_t resident = 1;  // programs one SM holds at once (grids of persistent loops)
     std::int64_t clusters = 0;  // clusters the device holds at once (kernels launched in clusters)
+    std::int64_t co_resident = 0;  // programs the device holds at once (kernels with roles)
     // Per argument slot: the tensor a tensor map was last encoded for, and the map, so
     // that launching again with the same tensor skips the lookup (launches are hot).
     struct MapMemo {

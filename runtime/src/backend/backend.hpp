@@ -103,6 +103,11 @@ class Backend {
   // nullptr when the device is out of memory (ask memory_info() why); throws otherwise.
   virtual void* mem_alloc(std::size_t bytes) = 0;
   virtual void mem_free(void* ptr) noexcept = 0;
+  // Page-locked host memory every device maps (zero-filled): the host reads and writes
+  // it with plain loads and stores while kernels run, and kernels reach it at
+  // *device_ptr (system-scope accesses). Free with host_free_mapped.
+  virtual void* host_alloc_mapped(std::size_t bytes, void** device_ptr) = 0;
+  virtual void host_free_mapped(void* ptr) noexcept = 0;
   // Free and total bytes of the current device; zeros when the driver cannot tell.
   virtual MemoryInfo memory_info() = 0;
   // Sets `bytes` bytes to `value`, synchronously.
@@ -158,6 +163,8 @@ class Backend {
   virtual StreamHandle* stream_create() = 0;  // non-blocking with respect to the default stream
   virtual void stream_destroy(StreamHandle* stream) noexcept = 0;
   virtual void stream_synchronize(StreamHandle* stream) = 0;
+  // Whether everything enqueued on `stream` has finished (an error of that work throws).
+  virtual bool stream_query(StreamHandle* stream) = 0;
   virtual void stream_wait_event(StreamHandle* stream, EventHandle* event) = 0;
   virtual EventHandle* event_create() = 0;  // with timing
   virtual void event_destroy(EventHandle* event) noexcept = 0;

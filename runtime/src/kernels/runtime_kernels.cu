@@ -102,7 +102,7 @@ extern "C" __global__ void iris_device_barrier(const __grid_constant__ Context c
   const int r = threadIdx.x;
   if (r < ctx.world) {
     atomic_store<Order::release, Scope::system>(translate(ctx, flags + ctx.rank, r), e);
-    wait_until<Order::acquire, Scope::system>(flags + r, Cmp::ge, e);
+    wait_until<Order::acquire, Scope::system>(ctx, flags + r, Cmp::ge, e, WaitSite{"the device barrier", r, 1});
   }
   __syncthreads();
 }

@@ -119,6 +119,28 @@ class CudaBackend final : public Backend {
     }
   }
 
+  void* host_alloc_mapped(std::size_t bytes, void** device_ptr) override {
+    void* p = nullptr;
+    CU_CALL(cuMemHostAlloc, &p, bytes, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP);
+    std::memset(p, 0, bytes);
+    CUdeviceptr d = 0;
+    try {
+      CU_CALL(cuMemHostGetDevicePointer, &d, p, 0);
+    } catch (...) {
+      cuda::driver().cuMemFreeHost(p);
+      throw;
+    }
+    *device_ptr = reinterpret_cast<void*>(d);
+    return p;
+  }
+
+  void host_free_mapped(void* ptr) noexcept override {
+    try {
+      if (ptr) cuda::driver().cuMemFreeHost(ptr);
+    } catch (...) {
+    }
+  }
+
   MemoryInfo memory_info() override {
     size_t free_b = 0, total_b = 0;
     cuda::driver().cuMemGetInfo(&free_b, &total_b);
@@ -343,6 +365,13 @@ class CudaBackend final : public Backend {
   }
 
   void stream_synchronize(StreamHandle* stream) override { CU_CALL(cuStreamSynchronize, cu(stream)); }
+
+  bool stream_query(StreamHandle* stream) override {
+    const CUresult rc = cuda::driver().cuStreamQuery(cu(stream));
+    if (rc == CUDA_ERROR_NOT_READY) return false;
+    cuda::check(rc, "cuStreamQuery");
+    return true;
+  }
 
   void stream_wait_event(StreamHandle* stream, EventHandle* event) override {
     CU_CALL(cuStreamWaitEvent, cu(stream), cu(event), 0);

@@ -10,6 +10,32 @@ namespace iris::device {
 
 inline constexpr int kMaxRanks = 8;
 
+// What a device wait that gave up leaves for its host: enough to say which wait, on
+// which flag, expecting what, and what it saw.
+struct WaitFault {
+  unsigned long long flag_offset;  // the flag's byte offset in this rank's heap
+  long long expected;              // the value the wait compared against
+  long long seen;                  // the flag's value when the wait gave up
+  unsigned long long waited_ns;
+  int cmp;                         // Cmp
+  int peer;                        // the rank expected to set the flag (-1: not known)
+  int block, thread;               // who waited
+  int width;                       // flag bytes (4 or 8)
+  int kind;                        // 0: a wait statement or wait_until; 1: the device barrier
+  char site[96];                   // where, NUL-terminated (irisc: kernel, file:line, statement)
+};
+
+// The words a rank's kernels and its host share while kernels run: in host memory the
+// GPU maps, so the host sets `abort` while a kernel spins (no GPU work needed) and reads
+// `fault` without a copy.
+struct Control {
+  unsigned abort;  // nonzero: device waits stop waiting (a rank failed, or a wait gave up)
+  unsigned fault;  // 0: none; 1: being written; 2: `wait` describes a wait that gave up
+  WaitFault wait;
+};
+
+struct TraceBuffer;  // iris/device/trace.hpp
+
 // Passed by value as the first kernel parameter, so it lives in the constant
 // bank. Declare that parameter `const __grid_constant__ Context ctx`: then
 // translate() is one indexed constant load (LDC) and two integer ops. A plain
@@ -19,13 +45,18 @@ struct Context {
   int rank;                      // this rank
   int world;                     // number of ranks
   char* heap_bases[kMaxRanks];   // every rank's heap base, mapped in this process
+  // How long a device wait may last before it gives up (0: forever); see Control.
+  unsigned long long wait_timeout_ns;
+  Control* control;              // nullptr: waits neither time out nor abort
+  TraceBuffer* trace;            // nullptr: tracing is off
 };
 
 // The host fills Context with a host compiler and the kernel reads it with a
 // device compiler, so both must agree on the layout.
-static_assert(sizeof(Context) == 8 + 8 * kMaxRanks,
+static_assert(sizeof(Context) == 8 + 8 * kMaxRanks + 24,
               "Context layout must be identical in host and device compilers");
 static_assert(alignof(Context) == 8, "Context must be 8-byte aligned in every compiler");
+static_assert(sizeof(WaitFault) == 152 && sizeof(Control) == 160, "Control layout must match host and device");
 
 // Mirrors the PTX memory model's .sem qualifiers.
 enum class Order { relaxed, acquire, release, acq_rel };

@@ -8,10 +8,19 @@
 #include "arch.hpp"
 #include "context.hpp"
 #include "memory_model.hpp"
+#include "trace.hpp"
 
 namespace iris::device {
 
 enum class SignalOp { set, add };
+
+// Where a wait is, for the report of a wait that gives up: a short text (irisc writes
+// "kernel 'k' at file.iris:12:5: <statement>") and the rank expected to set the flag.
+struct WaitSite {
+  const char* text = nullptr;
+  int peer = -1;
+  int kind = 0;  // WaitFault::kind
+};
 
 }  // namespace iris::device
 
@@ -106,9 +115,83 @@ IRIS_DEVICE IRIS_FORCEINLINE void red_add(const Context& ctx, T* ptr, T value, i
   detail::red_add<kOrder, S>(reinterpret_cast<W*>(translate(ctx, ptr, to)), static_cast<W>(value));
 }
 
+namespace detail {
+
+// Polls between looks at the clock and the abort word: the abort word lives in host
+// memory, a PCIe round trip away, so a wait pays for it only once it has lasted
+// hundreds of polls, and a wait satisfied at once never does.
+inline constexpr u32 kPollsPerCheck = 256;
+
+template <class T>
+IRIS_DEVICE __noinline__ void record_gave_up(const Context& ctx, const T* flag, Cmp cmp, T value, T seen, u64 waited,
+                                             const WaitSite& site) {
+  Control* c = ctx.control;
+  if (atomicCAS(&c->fault, 0u, 1u) == 0u) {
+    WaitFault& f = c->wait;
+    f.flag_offset = static_cast<u64>(reinterpret_cast<const char*>(flag) - ctx.heap_bases[ctx.rank]);
+    f.expected = static_cast<long long>(value);
+    f.seen = static_cast<long long>(seen);
+    f.waited_ns = waited;
+    f.cmp = static_cast<int>(cmp);
+    f.peer = site.peer;
+    f.block = static_cast<int>(blockIdx.x);
+    f.thread = static_cast<int>(threadIdx.x);
+    f.width = static_cast<int>(sizeof(T));
+    f.kind = site.kind;
+    int n = 0;
+    if (site.text) {
+      for (; n + 1 < static_cast<int>(sizeof(f.site)) && site.text[n]; ++n) f.site[n] = site.text[n];
+    }
+    f.site[n] = 0;
+    __threadfence_system();
+    atomic_store<Order::release, Scope::system>(&c->fault, 2u);
+  }
+  // Every other wait of this rank stops at its next check; the host reports this one.
+  atomic_store<Order::relaxed, Scope::system>(&c->abort, 1u);
+}
+
+}  // namespace detail
+
 // Spins until `*local_flag <cmp> value` holds and returns the value that
 // satisfied it. With the default acquire ordering, everything the signalling
 // rank wrote before its release signal is visible once this returns.
+//
+// The wait gives up after ctx.wait_timeout_ns (Options::wait_timeout) and when the
+// job aborts (a rank failed): it then returns the value it last saw, having recorded
+// what it waited for in ctx.control for the host, which raises an iris::Error at the
+// rank's next synchronize. Results of a kernel whose wait gave up are not meaningful.
+template <Order O = Order::acquire, Scope S = Scope::system, class T>
+IRIS_DEVICE T wait_until(const Context& ctx, const T* local_flag, Cmp cmp, T value, WaitSite site = {}) {
+  static_assert(O == Order::relaxed || O == Order::acquire,
+                "wait cannot have release ordering (use relaxed or acquire)");
+  static_assert(detail::is_int_word_v<T>, "wait_until flags must be u32, i32, u64 or i64");
+  constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::acquire;
+  u32 polls = 0;
+  u32 sleep_ns = detail::kFirstSleepNs;
+  u64 start = 0;
+  for (;;) {
+    const T seen = atomic_load<kOrder, S>(local_flag);
+    if (detail::compare(seen, cmp, value)) return seen;
+    ++polls;
+    if (polls % detail::kPollsPerCheck == 0 && ctx.control) {
+      if (atomic_load<Order::relaxed, Scope::system>(&ctx.control->abort)) return seen;
+      const u64 now = globaltimer();
+      if (start == 0) {
+        start = now;
+      } else if (ctx.wait_timeout_ns && now - start > ctx.wait_timeout_ns) {
+        detail::record_gave_up(ctx, local_flag, cmp, value, seen, now - start, site);
+        return seen;
+      }
+    }
+    if (polls >= detail::kTightPolls) {
+      detail::nanosleep(sleep_ns);
+      sleep_ns = sleep_ns < detail::kMaxSleepNs ? sleep_ns * 2 : sleep_ns;
+    }
+  }
+}
+
+// The same wait without a context: it can neither time out nor see an abort, so a
+// flag nobody sets hangs the kernel. Prefer the form above.
 template <Order O = Order::acquire, Scope S = Scope::system, class T>
 IRIS_DEVICE T wait_until(const T* local_flag, Cmp cmp, T value) {
   static_assert(O == Order::relaxed || O == Order::acquire,

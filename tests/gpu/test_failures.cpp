@@ -1,0 +1,173 @@
+// Failures end, with words: a wait nobody satisfies, a rank that throws while its peer
+// is in a device barrier, ranks that disagree on their device barriers, a role kernel
+// that cannot be resident at once, a truncated code object and sizes that overflow.
+// Each test asserts an iris::Error that names the rank and what it waited on, within
+// the timeout plus a few seconds. Ranks are threads sharing the GPU: under mpirun a
+// failing rank ends the whole job (MPI_Abort), which a test cannot observe.
+#include <chrono>
+#include <mutex>
+
+#include "gpu_harness.hpp"
+
+namespace iris::test {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// What each rank's body threw, and how long the whole job took.
+struct Outcome {
+  int rc = 0;
+  double seconds = 0;
+  std::vector<std::string> errors;  // per rank; empty: it did not throw
+};
+
+Outcome run_failing(int ranks, double wait_timeout, const std::function<void(Context&)>& body) {
+  Options o;
+  o.heap_bytes = std::size_t{64} << 20;
+  o.ranks = ranks;
+  o.share_gpus = true;
+  o.wait_timeout = wait_timeout;
+  o.host_timeout = 60;
+  Outcome out;
+  out.errors.resize(static_cast<std::size_t>(ranks));
+  std::mutex mu;
+  const auto start = clock::now();
+  out.rc = run(o, [&](Context& ctx) {
+    try {
+      body(ctx);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      out.errors[static_cast<std::size_t>(ctx.rank())] = e.what();
+      throw;
+    }
+  });
+  out.seconds = std::chrono::duration<double>(clock::now() - start).count();
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class Failures : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (launched_by_mpi()) GTEST_SKIP() << "a failing rank ends an mpirun job (MPI_Abort); run these with threads";
+    if (device_count() == 0) GTEST_SKIP() << "no GPU found";
+  }
+};
+
+const char* kNeverSignalled = R"(kernel never(flag: symmetric tensor<u64>[1]) {
+    wait(flag[0] >= 1 as u64);
+}
+)";
+
+TEST_F(Failures, WaitNobodySignalsGivesUpNamingTheFlag) {
+  const Outcome r = run_failing(2, 2.0, [](Context& ctx) {
+    Program p = jit_program(ctx, kNeverSignalled, "never_signalled.iris");
+    auto flag = ctx.zeros<std::uint64_t>(1);
+    ctx.barrier();
+    if (ctx.rank() == 0) p.launch("never", {flag});
+    ctx.synchronize();
+    ctx.barrier();
+  });
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_LT(r.seconds, 2.0 + 5.0) << "the job ends within the wait timeout plus 5 s";
+  const std::string& e = r.errors[0];
+  EXPECT_TRUE(has(e, "rank 0: a device wait gave up after")) << e;
+  EXPECT_TRUE(has(e, "kernel 'never' at never_signalled.iris:2:5: wait(flag[0] >= 1 as u64)")) << e;
+  EXPECT_TRUE(has(e, "to be >= 1")) << e;
+  EXPECT_TRUE(has(e, "but it is 0")) << e;
+  EXPECT_TRUE(has(e, "IRIS_WAIT_TIMEOUT")) << e;
+  EXPECT_TRUE(has(r.errors[1], "rank 0 failed")) << r.errors[1];
+}
+
+TEST_F(Failures, RankThatThrowsEndsItsPeersDeviceBarrier) {
+  // The timeout is long: what ends rank 0's barrier must be rank 1's failure.
+  const Outcome r = run_failing(2, 60.0, [](Context& ctx) {
+    ctx.barrier();
+    if (ctx.rank() == 1) throw Error("planted failure on rank 1");
+    ctx.device_barrier();
+    ctx.synchronize();
+  });
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_LT(r.seconds, 5.0) << "the peer's failure ends the barrier within seconds";
+  EXPECT_TRUE(has(r.errors[1], "planted failure on rank 1")) << r.errors[1];
+  const std::string& e = r.errors[0];
+  EXPECT_TRUE(has(e, "rank 0 stopped because rank 1 failed: planted failure on rank 1")) << e;
+}
+
+TEST_F(Failures, DeviceBarrierCountMismatchNamesTheLaggingRank) {
+  const Outcome r = run_failing(2, 2.0, [](Context& ctx) {
+    ctx.barrier();
+    ctx.device_barrier();
+    if (ctx.rank() == 0) ctx.device_barrier();  // one more than rank 1
+    ctx.synchronize();
+  });
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_LT(r.seconds, 2.0 + 5.0);
+  const std::string& e = r.errors[0];
+  EXPECT_TRUE(has(e, "rank 0: the device barrier gave up after")) << e;
+  EXPECT_TRUE(has(e, "this rank is at device barrier #2, but rank 1 has reached only #1")) << e;
+}
+
+const char* kOversubscribedRoles = R"(kernel handoff(flag: symmetric tensor<u32>[1]) {
+    role waiter(programs: sms * 64) {
+        wait(flag[0] >= 1);
+    }
+    role poster(programs: 1) {
+        signal(flag[0], 1);
+    }
+}
+)";
+
+TEST_F(Failures, RoleKernelThatCannotBeResidentIsRefused) {
+  const Outcome r = run_failing(1, 2.0, [](Context& ctx) {
+    Program p = jit_program(ctx, kOversubscribedRoles, "handoff.iris");
+    auto flag = ctx.zeros<std::uint32_t>(1);
+    p.launch("handoff", {flag});
+    ctx.synchronize();
+  });
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_LT(r.seconds, 30.0);
+  const std::string& e = r.errors[0];
+  EXPECT_TRUE(has(e, "kernel 'handoff': its roles wait on each other")) << e;
+  EXPECT_TRUE(has(e, "waiter: ")) << e;
+  EXPECT_TRUE(has(e, "must run at once, but this GPU holds")) << e;
+}
+
+const char* kTouch = R"(kernel touch(x: tensor<u64>[1]) {
+    store(x[0], 1 as u64);
+}
+)";
+
+TEST_F(Failures, TruncatedCodeObjectAndOverflowingSizesAreErrors) {
+  const Outcome r = run_failing(1, 2.0, [](Context& ctx) {
+    const auto whole = embedded::gpu_test_kernels();
+    std::string truncated_error, huge_error, launch_error;
+    try {
+      ctx.load_module(whole.first(300), "the first 300 bytes of the test kernels");
+    } catch (const Error& e) {
+      truncated_error = e.what();
+    }
+    require(has(truncated_error, "the first 300 bytes of the test kernels"), "truncated: " + truncated_error);
+    try {
+      auto t = ctx.zeros<float>(std::size_t{1} << 62);
+    } catch (const Error& e) {
+      huge_error = e.what();
+    }
+    require(has(huge_error, "more than 64 bits can count"), "2^62 floats: " + huge_error);
+    Program p = jit_program(ctx, kTouch, "touch.iris");
+    auto small = ctx.zeros<std::uint64_t>(1);
+    try {
+      p.launch("touch", {Arg::device_buffer(small.data(), DType::u64, {1}, 4)});
+    } catch (const Error& e) {
+      launch_error = e.what();
+    }
+    require(has(launch_error, "needs 8 bytes, but its buffer has 4"), "launch: " + launch_error);
+    throw Error("all three reported");
+  });
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(has(r.errors[0], "all three reported")) << r.errors[0];
+}
+
+}  // namespace
+}  // namespace iris::test
