@@ -38,13 +38,26 @@ const char* stage_name(Stage s) {
   return n[static_cast<int>(s)];
 }
 
-std::string compiler_fingerprint() {
+CompilerIdentity compiler_identity() {
+  CompilerIdentity id;
+  id.version = irisc_version();
   // The contract version too: a cached code object whose contract this libiris cannot
   // read would otherwise be found again after an upgrade.
-  std::string f = std::string("irisc ") + irisc_version() + "; contract " + std::to_string(contract::kVersion) +
-                  "; headers " + toolchain::device_headers_digest();
-  std::string why;
-  if (toolchain::nvrtc_available(&why)) f += "; nvrtc " + toolchain::nvrtc_version();
+  id.contract = std::to_string(contract::kVersion);
+  id.build_id = compiler_build_id();
+  id.headers_digest = toolchain::device_headers_digest();
+  if (toolchain::nvrtc_available()) {
+    id.nvrtc = toolchain::nvrtc_identity();
+    id.cuda_headers = toolchain::cuda_headers_identity();
+  }
+  return id;
+}
+
+std::string compiler_fingerprint() {
+  const CompilerIdentity id = compiler_identity();
+  std::string f = "irisc " + id.version + "; contract " + id.contract + "; build " +
+                  id.build_id.substr(0, 16) + "; headers " + id.headers_digest.substr(0, 16);
+  if (!id.nvrtc.empty()) f += "; nvrtc " + id.nvrtc.substr(0, id.nvrtc.find(' '));
   return f;
 }
 

@@ -57,9 +57,23 @@ CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& opti
 // form; false if malformed or out of range.
 bool parse_define(const std::string& text, std::string* name, std::int64_t* value);
 
-// Identifies this compiler build (version + device headers digest + NVRTC version when
-// available): part of every JIT cache key.
+// Everything about this compiler and its toolchain that a compiled code object
+// depends on besides the source and the options: the parts of every JIT cache key.
+struct CompilerIdentity {
+  std::string version;         // irisc_version()
+  std::string contract;        // the launch contract's format version
+  std::string build_id;        // compiler_build_id()
+  std::string headers_digest;  // the embedded device headers' digest
+  std::string nvrtc;           // toolchain::nvrtc_identity(), "" without NVRTC
+  std::string cuda_headers;    // toolchain::cuda_headers_identity(), "" without NVRTC
+};
+CompilerIdentity compiler_identity();
+
+// compiler_identity() on one line, for people (iris-bench prints it).
 std::string compiler_fingerprint();
 const char* irisc_version();
+// A SHA-256 over the sources irisc and its device headers were built from (see
+// compiler/driver/build_id.cmake): changes whenever irisc is rebuilt from other sources.
+const char* compiler_build_id();
 
 }  // namespace irisc

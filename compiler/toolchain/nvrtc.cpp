@@ -3,10 +3,15 @@
 
 #include <dlfcn.h>
 #include <nvrtc.h>  // types only: the library is dlopen'd
+#include <sys/stat.h>
 
 #include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "compiler/toolchain/device_headers.hpp"
@@ -27,6 +32,8 @@ struct Loaded {
   NvrtcApi api;
   std::string error;         // empty when usable
   std::string cuda_include;  // toolkit include dir with cuda_fp16.h, or empty
+  std::string identity;      // see nvrtc_identity()
+  std::string cuda_headers_identity;
 };
 
 std::string env(const char* name) {
@@ -78,6 +85,59 @@ std::string find_cuda_include(const NvrtcApi& api) {
   return {};
 }
 
+// "<real path> size <bytes> mtime <seconds>" of the file defining `symbol`.
+std::string library_identity(void* symbol) {
+  Dl_info info{};
+  if (!dladdr(symbol, &info) || !info.dli_fname) return "unknown library";
+  std::error_code ec;
+  std::filesystem::path lib = std::filesystem::canonical(info.dli_fname, ec);
+  if (ec) lib = info.dli_fname;
+  struct stat st {};
+  if (::stat(lib.c_str(), &st) != 0) return lib.string();
+  return lib.string() + " size " + std::to_string(st.st_size) + " mtime " +
+         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+// FNV-1a, 64 bits: irisc has no cryptographic hash, and this one only has to change
+// when a header does (nobody is forging CUDA headers to collide a cache key).
+void fnv1a(std::uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string describe_cuda_headers(const std::string& include_dir) {
+  if (include_dir.empty()) return "none";
+  const std::filesystem::path dir(include_dir);
+  std::string version = "unknown";
+  const std::string cuda_h = read_text(dir / "cuda.h");
+  if (const auto at = cuda_h.find("#define CUDA_VERSION "); at != std::string::npos) {
+    const auto end = cuda_h.find('\n', at);
+    version = cuda_h.substr(at + 21, end == std::string::npos ? std::string::npos : end - at - 21);
+  }
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const char* name : {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp",
+                           "vector_types.h", "vector_functions.h"}) {
+    const std::string text = read_text(dir / name);
+    // Name and length first, so a missing file and an empty one differ.
+    fnv1a(h, name);
+    fnv1a(h, std::to_string(text.size()) + ":");
+    fnv1a(h, text);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return include_dir + "; CUDA_VERSION " + version + "; fnv1a64 " + hex;
+}
+
 Loaded load() {
   Loaded out;
   std::string tried;
@@ -98,6 +158,11 @@ Loaded load() {
     // compiled at any time, from any thread.
     out.api = api;
     out.cuda_include = find_cuda_include(api);
+    int major = 0, minor = 0;
+    if (api.nvrtcVersion(&major, &minor) == NVRTC_SUCCESS)
+      out.identity = std::to_string(major) + "." + std::to_string(minor) + " ";
+    out.identity += library_identity(reinterpret_cast<void*>(api.nvrtcVersion));
+    out.cuda_headers_identity = describe_cuda_headers(out.cuda_include);
     return out;
   }
   out.error = "NVRTC could not be loaded (set IRISC_NVRTC_PATH to libnvrtc.so); tried:" + tried;
@@ -296,6 +361,10 @@ std::string nvrtc_version() {
   if (nv.nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) throw ToolchainError("nvrtcVersion failed");
   return std::to_string(major) + "." + std::to_string(minor);
 }
+
+std::string nvrtc_identity() { return loaded().identity; }
+
+std::string cuda_headers_identity() { return loaded().cuda_headers_identity; }
 
 bool nvrtc_available(std::string* why_not) {
   const Loaded& state = loaded();

@@ -55,6 +55,17 @@ CudaCompileResult compile_cuda(std::string_view source, std::string_view name,
 // NVRTC's version, "13.0". Throws ToolchainError when NVRTC cannot be loaded.
 std::string nvrtc_version();
 
+// What a compile depends on besides the source and the options, for cache keys.
+// Neither throws; both are "" when NVRTC cannot be loaded.
+// nvrtc_identity(): NVRTC's version and the library file it was loaded from (real
+// path, size, mtime), which tells apart builds that report the same version.
+// cuda_headers_identity(): the CUDA include dir (see compile_cuda), the CUDA_VERSION
+// its cuda.h defines and an FNV-1a hash of the headers device code includes from it
+// (cuda_fp16/cuda_bf16 .h/.hpp, vector_types.h, vector_functions.h); "none" when no
+// include dir was found.
+std::string nvrtc_identity();
+std::string cuda_headers_identity();
+
 // Whether NVRTC can be loaded; if not and why_not is given, *why_not says which
 // libraries were tried and what failed. Never throws.
 // NVRTC is looked for, once per process, at: $IRISC_NVRTC_PATH (if set, only there:

@@ -3,7 +3,10 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "backend/backend.hpp"
@@ -26,6 +29,35 @@ std::mutex& key_mutex(const std::string& key) {
   return *m;
 }
 
+irisc::CompileOptions compile_options(const JitOptions& options) {
+  irisc::CompileOptions co;
+  co.target = options.target.empty() ? irisc::default_target().name : options.target;
+  co.defines = options.defines;
+  return co;
+}
+
+// Count, then each define as length-prefixed name and value: no two define sets
+// encode alike, whatever their names contain ({"A=1;B": 2} vs {"A": 1, "B": 2}).
+std::string encode_defines(const std::map<std::string, std::int64_t>& defines) {
+  std::string out = std::to_string(defines.size());
+  for (const auto& [name, value] : defines) {
+    const std::string v = std::to_string(value);
+    out += ";" + std::to_string(name.size()) + ":" + name + "=" + std::to_string(v.size()) + ":" + v;
+  }
+  return out;
+}
+
+std::string key_for(std::string_view source, const std::string& name, const irisc::CompileOptions& co) {
+  const irisc::CompilerIdentity id = irisc::compiler_identity();
+  // Every option that can change the output, not just those JitOptions sets today.
+  const std::string options = "O" + std::to_string(co.opt_level) + " lineinfo " + std::to_string(co.line_info) +
+                              " werror " + std::to_string(co.warnings_as_errors);
+  std::string include_dirs = std::to_string(co.include_dirs.size());
+  for (const std::string& dir : co.include_dirs) include_dirs += ";" + std::to_string(dir.size()) + ":" + dir;
+  return cache_key({"irisc-cubin-v2", id.version, id.contract, id.build_id, id.headers_digest, id.nvrtc,
+                    id.cuda_headers, co.target, options, include_dirs, encode_defines(co.defines), name, source});
+}
+
 }  // namespace
 
 std::string jit_target_for(const Context& ctx) {
@@ -37,14 +69,21 @@ std::string jit_target_for(const Context& ctx) {
               std::to_string(minor) + "); supported: " + irisc::target_names());
 }
 
+std::string jit_cache_key(std::string_view source, const std::string& name, const JitOptions& options) {
+  return key_for(source, name, compile_options(options));
+}
+
 JitResult jit_compile(std::string_view source, const std::string& name, const JitOptions& options) {
   JitResult out;
-  const std::string target = options.target.empty() ? irisc::default_target().name : options.target;
-  std::string defines;
-  for (const auto& [n, v] : options.defines) defines += n + "=" + std::to_string(v) + ";";
-  const std::string key = cache_key({"irisc-cubin", irisc::compiler_fingerprint(), target, defines, name, source});
+  const irisc::CompileOptions co = compile_options(options);
+  const std::string key = key_for(source, name, co);
+  // A cache that is refused or cannot be created says so once and is skipped: the
+  // compile goes on without it.
   std::optional<JitCache> cache;
-  if (options.use_cache) cache.emplace(options.cache_dir.empty() ? JitCache::default_dir() : options.cache_dir);
+  if (options.use_cache) {
+    cache.emplace(options.cache_dir.empty() ? JitCache::default_dir() : options.cache_dir);
+    if (!cache->usable()) cache.reset();
+  }
   std::lock_guard<std::mutex> lock(key_mutex(key));
   if (cache) {
     if (auto hit = cache->get(key)) {
@@ -54,9 +93,6 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
-  irisc::CompileOptions co;
-  co.target = target;
-  co.defines = options.defines;
   irisc::SourceBuffer buf(name, std::string(source));
   irisc::CompileResult r = irisc::compile(buf, co);
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -65,7 +101,7 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
   if (!out.warnings.empty()) log_warn(out.warnings);
   out.code = std::move(r.cubin);
   if (cache) cache->put(key, out.code);
-  log_info("jit: compiled ", name, " for ", target, " in ", out.compile_ms, " ms");
+  log_info("jit: compiled ", name, " for ", co.target, " in ", out.compile_ms, " ms");
   return out;
 }
 

@@ -1,22 +1,34 @@
 // The JIT cache: hits and misses, corruption read as a miss, key construction,
-// SHA-256 against the FIPS 180-4 vectors, and threads and processes racing on the
-// same keys without ever reading a partial entry.
+// SHA-256 against the FIPS 180-4 vectors, threads and processes racing on the
+// same keys without ever reading a partial entry, and the defences: directories and
+// entries that are not this user's own are refused (the JIT then compiles without a
+// cache), FIFOs and links planted at entry names, modes, the size cap, and the sweep
+// of temporary files left by crashed writers.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "compiler/driver/compile.hpp"
+#include "compiler/toolchain/nvrtc.hpp"
 #include "iris/error.hpp"
+#include "iris/jit.hpp"
+#include "iris/log.hpp"
 #include "jit_cache.hpp"
 #include "sha256.hpp"
 
@@ -127,10 +139,15 @@ TEST_F(JitCacheTest, CorruptOrTruncatedEntryIsAMissAndPutRepairsIt) {
   });
 }
 
-TEST_F(JitCacheTest, ConstructorRejectsAFile) {
+TEST_F(JitCacheTest, AFileWhereTheDirectoryShouldBeTurnsTheCacheOff) {
   std::ofstream(dir_ / "a_file") << "x";
-  EXPECT_THROW(JitCache(dir_ / "a_file"), iris::Error);
-  EXPECT_THROW(JitCache(dir_ / "a_file" / "below"), iris::Error);
+  for (const fs::path& dir : {dir_ / "a_file", dir_ / "a_file" / "below"}) {
+    std::optional<JitCache> cache;
+    ASSERT_NO_THROW(cache.emplace(dir)) << dir;
+    EXPECT_FALSE(cache->usable()) << dir;
+    EXPECT_FALSE(cache->put("k", bytes_of("x"))) << dir;
+    EXPECT_FALSE(cache->get("k").has_value()) << dir;
+  }
 }
 
 TEST_F(JitCacheTest, VanishedDirectoryMakesPutReturnFalse) {
@@ -295,6 +312,337 @@ TEST_F(JitCacheTest, ProcessesRacingNeverSeeAPartialEntry) {
     EXPECT_TRUE(is_whole_payload(k, *got));
   }
   EXPECT_TRUE(only_entries_left(dir_)) << "temporary files were left behind";
+}
+
+// ---- The defences: directories, planted files, modes, the cap, the sweep ----
+
+// Sets (or, with nullptr, unsets) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// How many lines of stderr written by `body` mention `text`.
+template <class Body>
+int warnings_mentioning(const std::string& text, Body&& body) {
+  testing::internal::CaptureStderr();
+  body();
+  const std::string err = testing::internal::GetCapturedStderr();
+  int count = 0;
+  for (std::size_t at = err.find(text); at != std::string::npos; at = err.find(text, at + 1)) ++count;
+  return count;
+}
+
+bool warnings_enabled() { return iris::log_level() >= iris::LogLevel::warn; }
+
+mode_t mode_of(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+// Sets a file's mtime (and atime) to `seconds_ago` before now, without following links.
+void age(const fs::path& path, int seconds_ago) {
+  struct timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= seconds_ago;
+  times[1] = times[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
+// Expects `cache` to be off: no entry is stored or read, and nothing is written.
+void expect_off(JitCache& cache) {
+  EXPECT_FALSE(cache.usable()) << cache.dir();
+  EXPECT_FALSE(cache.put("k", bytes_of("x"))) << cache.dir();
+  EXPECT_FALSE(cache.get("k").has_value()) << cache.dir();
+}
+
+TEST_F(JitCacheTest, GroupOrOtherWritableDirectoryIsRefusedWithOneWarning) {
+  for (mode_t mode : {0770, 0702, 0777}) {
+    const fs::path dir = dir_ / ("mode" + std::to_string(mode));
+    // A good entry written before the directory was opened up is not read after.
+    ASSERT_TRUE(JitCache(dir).put("k", bytes_of("x")));
+    ASSERT_EQ(::chmod(dir.c_str(), mode), 0);
+    const int warnings = warnings_mentioning(dir.string(), [&] {
+      JitCache first(dir);
+      expect_off(first);
+      JitCache second(dir);
+      expect_off(second);
+    });
+    if (warnings_enabled()) {
+      EXPECT_EQ(warnings, 1) << "mode " << std::oct << mode;
+    }
+  }
+}
+
+TEST_F(JitCacheTest, SymlinkedDirectoryIsRefused) {
+  const fs::path real = dir_ / "real";
+  ASSERT_TRUE(JitCache(real).put("k", bytes_of("x")));
+  fs::create_directory_symlink(real, dir_ / "link");
+  JitCache via_link(dir_ / "link");
+  expect_off(via_link);
+  // A trailing separator would make lstat look through the link.
+  JitCache via_link_slash(dir_ / "link" / "");
+  expect_off(via_link_slash);
+  EXPECT_TRUE(JitCache(real).get("k").has_value());  // the real directory is fine
+}
+
+TEST_F(JitCacheTest, DirectoryOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
+  const fs::path dir = dir_ / "theirs";
+  ASSERT_TRUE(JitCache(dir).put("k", bytes_of("x")));
+  ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+  JitCache cache(dir);
+  expect_off(cache);
+}
+
+TEST_F(JitCacheTest, EntryOwnedByAnotherUserIsAMiss) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  JitCache cache(dir_);
+  ASSERT_TRUE(cache.put("k", bytes_of("x")));
+  ASSERT_EQ(::chown(cache.entry_path("k").c_str(), 65534, 65534), 0);
+  EXPECT_FALSE(cache.get("k").has_value());
+}
+
+TEST_F(JitCacheTest, DirectoryIs0700AndEntries0600WhateverTheUmask) {
+  const mode_t saved = ::umask(0);
+  JitCache cache(dir_ / "new" / "cache");
+  const bool stored = cache.put("k", bytes_of("x"));
+  ::umask(saved);
+  ASSERT_TRUE(cache.usable());
+  ASSERT_TRUE(stored);
+  EXPECT_EQ(mode_of(dir_ / "new"), 0700u);
+  EXPECT_EQ(mode_of(cache.dir()), 0700u);
+  EXPECT_EQ(mode_of(cache.entry_path("k")), 0600u);
+}
+
+TEST_F(JitCacheTest, FifoAtAnEntryPathIsAMissWithoutBlocking) {
+  JitCache cache(dir_);
+  const std::string key = iris::cache_key({"fifo"});
+  ASSERT_EQ(::mkfifo(cache.entry_path(key).c_str(), 0600), 0);
+  // get runs in a child, so a regression that blocks on the FIFO fails the test
+  // after the watchdog's timeout instead of hanging it.
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(cache.get(key).has_value() ? 1 : 0);
+  int status = 0;
+  pid_t done = 0;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto elapsed = std::chrono::steady_clock::now() - t0;
+  if (done == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "get blocked on a FIFO at the entry's path";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a FIFO read as a hit";
+  EXPECT_LT(elapsed, std::chrono::seconds(1));
+  // put replaces the FIFO with an entry.
+  ASSERT_TRUE(cache.put(key, bytes_of("x")));
+  EXPECT_EQ(cache.get(key), bytes_of("x"));
+}
+
+TEST_F(JitCacheTest, SymlinkAtAnEntryPathIsNotFollowed) {
+  JitCache cache(dir_ / "cache");
+  JitCache elsewhere(dir_ / "elsewhere");
+  const std::string key = iris::cache_key({"link"});
+  // A whole, valid entry for this very key, reachable only through the link.
+  ASSERT_TRUE(elsewhere.put(key, bytes_of("planted")));
+  fs::create_symlink(elsewhere.entry_path(key), cache.entry_path(key));
+  EXPECT_FALSE(cache.get(key).has_value());
+  // put replaces the link itself and leaves its target alone.
+  ASSERT_TRUE(cache.put(key, bytes_of("mine")));
+  EXPECT_FALSE(fs::is_symlink(cache.entry_path(key)));
+  EXPECT_EQ(cache.get(key), bytes_of("mine"));
+  EXPECT_EQ(elsewhere.get(key), bytes_of("planted"));
+}
+
+TEST_F(JitCacheTest, TinyCapEvictsTheLeastRecentlyUsed) {
+  constexpr std::size_t kPayload = 1000;
+  constexpr std::uint64_t kEntry = 80 + kPayload;  // header + payload
+  JitCache cache(dir_, 3 * kEntry);
+  const std::vector<std::string> keys = {"a", "b", "c", "d"};
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.put(keys[i], payload(i, 0, kPayload)));
+  // Oldest first: a, b, c. Then a hit makes a the most recently used.
+  age(cache.entry_path("a"), 300);
+  age(cache.entry_path("b"), 200);
+  age(cache.entry_path("c"), 100);
+  ASSERT_TRUE(cache.get("a").has_value());
+  ASSERT_TRUE(cache.put("d", payload(3, 0, kPayload)));  // 4 entries > cap: b goes
+  EXPECT_TRUE(cache.get("a").has_value());
+  EXPECT_FALSE(cache.get("b").has_value());
+  EXPECT_TRUE(cache.get("c").has_value());
+  EXPECT_TRUE(cache.get("d").has_value());
+  EXPECT_FALSE(fs::exists(cache.entry_path("b")));
+}
+
+TEST_F(JitCacheTest, EntryLargerThanTheCapIsKeptUntilTheNextPut) {
+  JitCache cache(dir_, 100);
+  ASSERT_TRUE(cache.put("big", payload(1, 0, 4096)));
+  EXPECT_TRUE(cache.get("big").has_value());  // the newest entry is never evicted
+  age(cache.entry_path("big"), 10);
+  ASSERT_TRUE(cache.put("bigger", payload(2, 0, 8192)));
+  EXPECT_FALSE(cache.get("big").has_value());
+  EXPECT_TRUE(cache.get("bigger").has_value());
+}
+
+TEST_F(JitCacheTest, StaleTemporaryFilesAreSweptAndFreshOnesKept) {
+  JitCache cache(dir_);
+  const fs::path stale = dir_ / ".x.irisjit.tmp.999999.0";
+  const fs::path fresh = dir_ / ".y.irisjit.tmp.999999.1";
+  const fs::path other = dir_ / "notes.txt";  // not the cache's: left alone however old
+  for (const fs::path& p : {stale, fresh, other}) std::ofstream(p) << "partial";
+  age(stale, 2 * 3600);
+  age(other, 2 * 3600);
+  ASSERT_TRUE(cache.put("k", bytes_of("x")));
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_TRUE(fs::exists(other));
+}
+
+TEST(JitCacheMaxBytes, FollowsTheEnvironment) {
+  {
+    ScopedEnv unset("IRIS_CACHE_MAX_BYTES", nullptr);
+    EXPECT_EQ(JitCache::default_max_bytes(), JitCache::kDefaultMaxBytes);
+    EXPECT_EQ(JitCache::kDefaultMaxBytes, 1ull << 30);
+  }
+  {
+    ScopedEnv set("IRIS_CACHE_MAX_BYTES", "64KiB");
+    EXPECT_EQ(JitCache::default_max_bytes(), 65536u);
+  }
+  {
+    ScopedEnv none("IRIS_CACHE_MAX_BYTES", "0");
+    EXPECT_EQ(JitCache::default_max_bytes(), 0u);
+  }
+  {
+    ScopedEnv junk("IRIS_CACHE_MAX_BYTES", "lots");
+    std::uint64_t got = 0;
+    const int warnings = warnings_mentioning("IRIS_CACHE_MAX_BYTES", [&] {
+      got = JitCache::default_max_bytes();
+      JitCache::default_max_bytes();
+    });
+    EXPECT_EQ(got, JitCache::kDefaultMaxBytes);
+    if (warnings_enabled()) {
+      EXPECT_EQ(warnings, 1);
+    }
+  }
+}
+
+// HOME where no cache can be made, and nothing else set: the cache is off, with one
+// warning, and nothing throws. A HOME that is a regular file makes mkdir fail even
+// for root; a read-only HOME only stops other users.
+TEST_F(JitCacheTest, UnwritableHomeTurnsTheCacheOffWithOneWarning) {
+  ScopedEnv no_iris("IRIS_CACHE_DIR", nullptr);
+  ScopedEnv no_xdg("XDG_CACHE_HOME", nullptr);
+  std::vector<fs::path> homes = {dir_ / "home_is_a_file"};
+  std::ofstream(homes[0]) << "x";
+  if (::geteuid() != 0) {
+    homes.push_back(dir_ / "read_only_home");
+    fs::create_directory(homes[1]);
+    ::chmod(homes[1].c_str(), 0500);
+  }
+  for (const fs::path& home : homes) {
+    ScopedEnv env_home("HOME", home.c_str());
+    const fs::path dir = JitCache::default_dir();
+    EXPECT_EQ(dir, home / ".cache" / "iris");
+    const int warnings = warnings_mentioning(dir.string(), [&] {
+      for (int i = 0; i < 3; ++i) {
+        std::optional<JitCache> cache;
+        ASSERT_NO_THROW(cache.emplace(JitCache::default_dir()));
+        expect_off(*cache);
+      }
+    });
+    if (warnings_enabled()) {
+      EXPECT_EQ(warnings, 1) << home;
+    }
+  }
+  if (homes.size() > 1) ::chmod(homes[1].c_str(), 0700);
+}
+
+// ---- The JIT's key ----
+
+TEST(JitCacheKey, DifferentDefineSetsNeverShareAKey) {
+  const std::string src = "kernel k() {}";
+  auto key = [&](std::map<std::string, std::int64_t> defines) {
+    iris::JitOptions o;
+    o.defines = std::move(defines);
+    return iris::jit_cache_key(src, "k.iris", o);
+  };
+  // Each pair would have been one string under "NAME=VALUE;" concatenation.
+  EXPECT_NE(key({{"A=1;B", 2}}), key({{"A", 1}, {"B", 2}}));
+  EXPECT_NE(key({{"A", 1}}), key({{"A=1;", 0}}));
+  EXPECT_NE(key({{"A=1", 2}}), key({{"A", 12}}));
+  EXPECT_NE(key({}), key({{"A", 0}}));
+  EXPECT_NE(key({{"A", 1}}), key({{"A", -1}}));
+  EXPECT_EQ(key({{"A", 1}, {"B", 2}}), key({{"B", 2}, {"A", 1}}));  // a set: order-free
+}
+
+TEST(JitCacheKey, CoversSourceNameTargetAndCompilerIdentity) {
+  iris::JitOptions o;
+  const std::string base = iris::jit_cache_key("src", "k.iris", o);
+  EXPECT_EQ(base.size(), 64u);
+  EXPECT_EQ(base, iris::jit_cache_key("src", "k.iris", o));
+  EXPECT_NE(base, iris::jit_cache_key("src ", "k.iris", o));
+  EXPECT_NE(base, iris::jit_cache_key("src", "j.iris", o));
+  o.target = "sm_80";
+  EXPECT_NE(base, iris::jit_cache_key("src", "k.iris", o));
+
+  const irisc::CompilerIdentity id = irisc::compiler_identity();
+  EXPECT_EQ(id.build_id.size(), 64u) << "the build id is a SHA-256 computed by CMake";
+  EXPECT_EQ(id.headers_digest.size(), 64u);
+  if (irisc::toolchain::nvrtc_available()) {
+    EXPECT_NE(id.nvrtc.find(irisc::toolchain::nvrtc_version()), std::string::npos) << id.nvrtc;
+    EXPECT_NE(id.cuda_headers.find("CUDA_VERSION"), std::string::npos) << id.cuda_headers;
+  }
+}
+
+// ---- The JIT through an unusable cache ----
+
+constexpr const char* kScaleKernel = R"(kernel scale<B: int = 1024>(x: tensor<f32>[N], factor: f32) {
+    for i in blocks(N, B) {
+        store(x[i], load(x[i]) * factor);
+    }
+}
+)";
+
+TEST_F(JitCacheTest, JitCompilesThroughARefusedCacheAndHitsAGoodOne) {
+  if (!irisc::toolchain::nvrtc_available()) GTEST_SKIP() << "NVRTC cannot be loaded";
+  iris::JitOptions o;
+  o.target = "sm_90a";
+  o.cache_dir = dir_ / "open";
+  fs::create_directory(o.cache_dir);
+  ASSERT_EQ(::chmod(o.cache_dir.c_str(), 0777), 0);
+  iris::JitResult r;
+  ASSERT_NO_THROW(r = iris::jit_compile(kScaleKernel, "scale.iris", o));
+  EXPECT_FALSE(r.cache_hit);
+  EXPECT_FALSE(r.code.empty());
+  EXPECT_TRUE(fs::is_empty(o.cache_dir)) << "a refused cache was written to";
+
+  o.cache_dir = dir_ / "good";
+  EXPECT_FALSE(iris::jit_compile(kScaleKernel, "scale.iris", o).cache_hit);
+  const iris::JitResult hit = iris::jit_compile(kScaleKernel, "scale.iris", o);
+  EXPECT_TRUE(hit.cache_hit);
+  EXPECT_EQ(hit.code, r.code);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // JIT: compile .iris source at run time into a Program, with an on-disk cache keyed by
 // the source, the options and the compiler build (a hit does not run the compiler).
+// The cache is an optimisation only: one that is refused or unusable (see
+// docs/runtime.md) is skipped with a warning and the source is compiled.
 // Safe when several ranks (threads or processes) compile the same source at once:
 // threads of one process compile it once; processes share cache entries, which are
 // written atomically.
@@ -38,6 +40,11 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
 // Compiles (or fetches from the cache) and loads into ctx.
 Program jit_program(Context& ctx, std::string_view source, const std::string& name, const JitOptions& options = {});
 Program jit_program_file(Context& ctx, const std::filesystem::path& file, const JitOptions& options = {});
+
+// The key jit_compile stores the code object under: a SHA-256 over the source, its
+// name, every compile option (defines length-prefixed), irisc's version and build id,
+// the device headers' digest, and NVRTC's and the CUDA headers' identities.
+std::string jit_cache_key(std::string_view source, const std::string& name, const JitOptions& options = {});
 
 // The target irisc should compile for on this rank's GPU.
 std::string jit_target_for(const Context& ctx);
