@@ -95,7 +95,7 @@ struct Context::Impl {
     } catch (const std::exception&) {
     }
     try {
-      boot->barrier();
+      boot->teardown_barrier();
     } catch (const std::exception&) {
     }
     runtime = Module();
@@ -365,7 +365,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
   if (launched_by_mpi()) {
     backend::active().require();  // NoDeviceError before MPI starts
-    auto boot = make_mpi_bootstrap();
+    auto boot = make_mpi_bootstrap(options.host_timeout);
     set_log_rank(boot->rank(), boot->world());
     if (boot->world() > device::kMaxRanks) {
       throw Error("mpirun started " + std::to_string(boot->world()) + " ranks; at most " +
@@ -397,7 +397,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
   if (world > device::kMaxRanks) {
     throw Error("at most " + std::to_string(device::kMaxRanks) + " ranks are supported (got " + std::to_string(world) + ")");
   }
-  auto group = make_thread_group(world);
+  auto group = make_thread_group(world, options.host_timeout);
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
