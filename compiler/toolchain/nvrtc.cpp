@@ -29,8 +29,10 @@ struct Loaded {
   std::string cuda_include;  // toolkit include dir with cuda_fp16.h, or empty
 };
 
+// secure_getenv: under setuid/setgid the caller's environment must not pick the
+// library this process loads (it reads as unset there).
 std::string env(const char* name) {
-  const char* value = std::getenv(name);
+  const char* value = secure_getenv(name);
   return value ? std::string(value) : std::string();
 }
 
