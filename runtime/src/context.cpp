@@ -367,6 +367,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     backend::active().require();  // NoDeviceError before MPI starts
     auto boot = make_mpi_bootstrap(options.host_timeout);
     set_log_rank(boot->rank(), boot->world());
+    log_environment();
     if (boot->world() > device::kMaxRanks) {
       throw Error("mpirun started " + std::to_string(boot->world()) + " ranks; at most " +
                   std::to_string(device::kMaxRanks) + " are supported");
@@ -387,6 +388,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     return 0;  // a failing rank ends the whole job through MPI_Abort
   }
 
+  log_environment();
   const int ndev = backend::active().device_count();  // throws NoDeviceError: no driver / no device
   const int world = options.ranks ? options.ranks : ndev;
   if (world > ndev && !options.share_gpus) {
