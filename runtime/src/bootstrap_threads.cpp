@@ -162,8 +162,8 @@ class ThreadBootstrap final : public Bootstrap {
   bool single_process() const override { return true; }
   const char* name() const override { return "threads"; }
 
-  void barrier() override { run(CollectiveKind::barrier); }
-  void teardown_barrier() override { run(CollectiveKind::teardown); }
+  void barrier() override { meet(CollectiveKind::barrier); }
+  void teardown_barrier() override { meet(CollectiveKind::teardown); }
 
   void allgather(const void* mine, void* all, size_t bytes) override {
     const CollectiveCall call{CollectiveKind::allgather, ++seq_, bytes, -1};
@@ -188,7 +188,8 @@ class ThreadBootstrap final : public Bootstrap {
   void abort(std::string_view why) override { group_->abort(why); }
 
  private:
-  void run(CollectiveKind kind) {
+  // A collective without payload.
+  void meet(CollectiveKind kind) {
     group_->exchange(rank_, CollectiveCall{kind, ++seq_, 0, -1}, nullptr, [](const auto&) {});
   }
 
