@@ -36,8 +36,10 @@ struct Loaded {
   std::string cuda_headers_identity;
 };
 
+// secure_getenv: under setuid/setgid the caller's environment must not pick the
+// library this process loads (it reads as unset there).
 std::string env(const char* name) {
-  const char* value = std::getenv(name);
+  const char* value = secure_getenv(name);
   return value ? std::string(value) : std::string();
 }
 

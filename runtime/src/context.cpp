@@ -187,7 +187,7 @@ struct Context::Impl {
     } catch (const std::exception&) {
     }
     try {
-      boot->barrier();
+      boot->teardown_barrier();
     } catch (const std::exception&) {
     }
     runtime = Module();
@@ -522,8 +522,9 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
   if (launched_by_mpi()) {
     backend::active().require();  // NoDeviceError before MPI starts
-    auto boot = make_mpi_bootstrap();
+    auto boot = make_mpi_bootstrap(options.host_timeout);
     set_log_rank(boot->rank(), boot->world());
+    log_environment();
     if (boot->world() > device::kMaxRanks) {
       throw Error("mpirun started " + std::to_string(boot->world()) + " ranks; at most " +
                   std::to_string(device::kMaxRanks) + " are supported");
@@ -545,6 +546,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     return 0;  // a failing rank ends the whole job through MPI_Abort
   }
 
+  log_environment();
   const int ndev = backend::active().device_count();  // throws NoDeviceError: no driver / no device
   const int world = options.ranks ? options.ranks : ndev;
   if (world > ndev && !options.share_gpus) {
@@ -555,7 +557,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
   if (world > device::kMaxRanks) {
     throw Error("at most " + std::to_string(device::kMaxRanks) + " ranks are supported (got " + std::to_string(world) + ")");
   }
-  auto group = make_thread_group(world);
+  auto group = make_thread_group(world, options.host_timeout);
   auto job = std::make_shared<Job>();
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
@@ -572,7 +574,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
         // context's teardown waits for them.
         const bool first = !job->failed.load();
         job->fail("rank " + std::to_string(r) + " failed: " + e.what());
-        if (first) abort_thread_group(*group, "rank " + std::to_string(r) + " failed: " + e.what());
+        if (first) abort_thread_group(*group, "rank " + std::to_string(r) + ": " + e.what());
         ++failures;
       }
       ctx.reset();

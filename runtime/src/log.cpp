@@ -4,7 +4,12 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <mutex>
+#include <string>
+#include <vector>
+
+extern char** environ;  // POSIX: the process environment
 
 namespace iris {
 namespace {
@@ -39,7 +44,7 @@ bool parse_log_level(std::string_view text, LogLevel* out) {
 LogLevel log_level() {
   static const LogLevel level = [] {
     LogLevel l = LogLevel::warn;
-    const char* env = std::getenv("IRIS_LOG");
+    const char* env = secure_getenv("IRIS_LOG");
     if (env && *env && !parse_log_level(env, &l)) {
       std::fprintf(stderr, "[iris] warn: IRIS_LOG=%s is not one of error, warn, info, debug\n", env);
     }
@@ -64,6 +69,26 @@ void log(LogLevel level, std::string_view message) {
   std::string line = log_prefix() + " " + level_name(level) + ": " + std::string(message) + "\n";
   std::lock_guard<std::mutex> lock(mu);
   std::fputs(line.c_str(), stderr);
+}
+
+void log_environment() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (log_level() < LogLevel::info) return;
+    std::vector<std::string> vars;
+    for (char** e = environ; e && *e; ++e) {
+      const std::string_view var(*e);
+      if (var.starts_with("IRIS_") || var.starts_with("IRISC_")) vars.emplace_back(var);
+    }
+    std::sort(vars.begin(), vars.end());
+    if (vars.empty()) {
+      log(LogLevel::info, "environment: no IRIS_* or IRISC_* variable set");
+      return;
+    }
+    std::string line = "environment:";
+    for (const std::string& v : vars) line += " " + v;
+    log(LogLevel::info, line);
+  });
 }
 
 }  // namespace iris

@@ -33,11 +33,11 @@ double parse_seconds(const char* text, const char* what) {
 
 Options Options::from_env() {
   Options o;
-  if (const char* v = std::getenv("IRIS_HEAP_SIZE"); v && *v) o.heap_bytes = parse_size(v, "IRIS_HEAP_SIZE");
-  if (const char* v = std::getenv("IRIS_RANKS"); v && *v) o.ranks = parse_int(v, "IRIS_RANKS");
-  if (const char* v = std::getenv("IRIS_SHARE_GPUS"); v && *v) o.share_gpus = parse_int(v, "IRIS_SHARE_GPUS") != 0;
-  if (const char* v = std::getenv("IRIS_WAIT_TIMEOUT"); v && *v) o.wait_timeout = parse_seconds(v, "IRIS_WAIT_TIMEOUT");
-  if (const char* v = std::getenv("IRIS_HOST_TIMEOUT"); v && *v) o.host_timeout = parse_seconds(v, "IRIS_HOST_TIMEOUT");
+  if (const char* v = secure_getenv("IRIS_HEAP_SIZE"); v && *v) o.heap_bytes = parse_size(v, "IRIS_HEAP_SIZE");
+  if (const char* v = secure_getenv("IRIS_RANKS"); v && *v) o.ranks = parse_int(v, "IRIS_RANKS");
+  if (const char* v = secure_getenv("IRIS_SHARE_GPUS"); v && *v) o.share_gpus = parse_int(v, "IRIS_SHARE_GPUS") != 0;
+  if (const char* v = secure_getenv("IRIS_WAIT_TIMEOUT"); v && *v) o.wait_timeout = parse_seconds(v, "IRIS_WAIT_TIMEOUT");
+  if (const char* v = secure_getenv("IRIS_HOST_TIMEOUT"); v && *v) o.host_timeout = parse_seconds(v, "IRIS_HOST_TIMEOUT");
   return o;
 }
 

@@ -20,6 +20,9 @@ void set_log_rank(int rank, int world);
 void log(LogLevel level, std::string_view message);
 // The prefix the calling thread's lines carry, e.g. "[iris 2/4]".
 std::string log_prefix();
+// At level info, logs the IRIS_* and IRISC_* environment variables in effect, once per
+// process (iris::run calls it), so a log shows which settings a run had.
+void log_environment();
 
 namespace detail {
 template <class... Args>

@@ -21,7 +21,9 @@ struct Loaded {
 
 Loaded load() {
   Loaded out;
-  const char* override_path = std::getenv("IRIS_CUDA_DRIVER");
+  // secure_getenv: under setuid/setgid the caller's environment must not pick the
+  // library this process loads (it reads as unset there).
+  const char* override_path = secure_getenv("IRIS_CUDA_DRIVER");
   const char* path = (override_path && *override_path) ? override_path : "libcuda.so.1";
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
