@@ -151,6 +151,45 @@ void check_elf(Bytes b, const Subject& s) {
       }
     }
   }
+
+  // The driver looks kernels up through the symbols: each one's name inside its string
+  // table and its section a real one; each relocation's symbol inside its table. (All
+  // section ranges are inside the buffer by now.)
+  constexpr std::uint16_t kShnLoReserve = 0xff00;
+  for (std::uint64_t i = 1; i < shnum; ++i) {
+    const std::uint64_t h = header(i);
+    const std::uint32_t type = u32(b, h + 4), link = u32(b, h + 40);
+    if (type != kShtSymtab && type != kShtRel && type != kShtRela) continue;
+    const std::uint64_t offset = u64(b, h + 24), size = u64(b, h + 32), entsize = u64(b, h + 56);
+    const std::uint32_t link_type = u32(b, header(link) + 4);
+    if (type == kShtSymtab) {
+      if (link_type != kShtStrtab) corrupt(s, section(i) + " names its symbols in " + section(link) + ", not a string table");
+      const std::uint64_t names = u64(b, header(link) + 32);
+      for (std::uint64_t sym = 0; sym < size / entsize; ++sym) {
+        const std::uint64_t at = offset + sym * entsize;
+        const std::uint32_t name = u32(b, at);
+        const std::uint16_t shndx = u16(b, at + 6);
+        if (name >= names) {
+          corrupt(s, "symbol " + std::to_string(sym) + " of " + section(i) + " has its name at byte " + std::to_string(name) +
+                         " of a string table of " + std::to_string(names) + " bytes");
+        }
+        if (shndx < kShnLoReserve && shndx >= shnum) {
+          corrupt(s, "symbol " + std::to_string(sym) + " of " + section(i) + " is in section " + std::to_string(shndx) +
+                         " but it has " + std::to_string(shnum) + " sections");
+        }
+      }
+      continue;
+    }
+    if (link_type != kShtSymtab) corrupt(s, section(i) + " takes its symbols from " + section(link) + ", not a symbol table");
+    const std::uint64_t symbols = u64(b, header(link) + 32) / 24;
+    for (std::uint64_t r = 0; r < size / entsize; ++r) {
+      const std::uint64_t symbol = u64(b, offset + r * entsize + 8) >> 32;  // r_info
+      if (symbol >= symbols) {
+        corrupt(s, "relocation " + std::to_string(r) + " of " + section(i) + " uses symbol " + std::to_string(symbol) +
+                       " but the symbol table has " + std::to_string(symbols));
+      }
+    }
+  }
 }
 
 // ---- fatbin -------------------------------------------------------------------------------

@@ -153,6 +153,18 @@ TEST(CodeObjectCheck, CorruptCubinHeadersAreNamed) {
     EXPECT_CONTAINS(check_error(b, "k.cubin"), "(.symtab) holds ");
     EXPECT_CONTAINS(check_error(b, "k.cubin"), " bytes in entries of 7 bytes; its entries are 24 bytes each");
   }
+  {
+    Bytes b = cubin;
+    const std::size_t symtab = section_of_type(b, 2);
+    const std::size_t symbol1 = get(b, section_header(b, symtab) + kShOffset, 8) + 24;
+    put(b, symbol1 + 6, 2, 0x7000);  // st_shndx
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is corrupt: symbol 1 of section " + std::to_string(symtab) +
+                                                   " (.symtab) is in section 28672 but it has");
+    b = cubin;
+    put(b, symbol1, 4, 0x7fffffff);  // st_name
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "symbol 1 of section " + std::to_string(symtab) +
+                                                   " (.symtab) has its name at byte 2147483647 of a string table of");
+  }
 }
 
 TEST(CodeObjectCheck, SectionBeyondTheBufferIsNamed) {
