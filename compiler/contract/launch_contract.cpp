@@ -1,7 +1,10 @@
 // The launch contract's one writer, one reader and evaluator (see launch_contract.hpp).
 #include "compiler/contract/launch_contract.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <climits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 namespace irisc::contract {
@@ -27,6 +30,16 @@ constexpr const char* kDTypeNames[] = {"f32", "f16", "bf16", "i32", "i64", "u32"
 constexpr int kDTypeBytes[] = {4, 2, 2, 4, 8, 4, 8, 1};
 constexpr const char* kArgKinds[] = {"context", "param", "size", "sms", "tensor_map"};
 constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk"};
+
+// The most dynamic shared memory any target gives one program (with the opt-in).
+constexpr std::int64_t max_dynamic_shared_bytes() {
+  std::int64_t most = 0;
+#define IRIS_TARGET(Id, Vendor, Toolchain, arch, mma_sync, wgmma, tma, warp, min_sms, max_sms, max_shared, gpus) \
+  most = most > (max_shared) ? most : (max_shared);
+#include "compiler/target/targets.def"
+  return most;
+}
+constexpr std::int64_t kMaxDynamicSharedBytes = max_dynamic_shared_bytes();
 
 // ---- writing ---------------------------------------------------------------------------
 // Postfix -> nested JSON: 8, "world", "sms", ["size", 0], ["mul", a, b].
@@ -54,10 +67,32 @@ ojson expr_json(const Expr& e) {
 // ---- reading -----------------------------------------------------------------------------
 [[noreturn]] void bad(const std::string& where, const std::string& why) { throw Error(where + ": " + why); }
 
+// nlohmann keeps integers above INT64_MAX as unsigned, and get<int64_t> would wrap them
+// to negative values: those are out of range, not integers of the contract.
+bool int64_of(const json& j, std::int64_t* out) {
+  if (j.is_number_unsigned()) {
+    const std::uint64_t u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) return false;
+    *out = static_cast<std::int64_t>(u);
+    return true;
+  }
+  if (!j.is_number_integer()) return false;
+  *out = j.get<std::int64_t>();
+  return true;
+}
+
+std::int64_t int64_at(const json& j, const std::string& where) {
+  std::int64_t v = 0;
+  if (!int64_of(j, &v)) {
+    bad(where, j.is_number_integer() ? "integer " + j.dump() + " does not fit in 64 bits" : "expected an integer, not " + j.dump());
+  }
+  return v;
+}
+
 void expr_ops(const json& j, const std::string& where, Expr& out) {
   if (out.ops.size() >= kMaxExprOps) bad(where, "expression longer than " + std::to_string(kMaxExprOps) + " operations");
-  if (j.is_number_integer()) {
-    out.ops.push_back({Op::constant, j.get<std::int64_t>()});
+  if (j.is_number()) {
+    out.ops.push_back({Op::constant, int64_at(j, where)});
     return;
   }
   if (j.is_string()) {
@@ -68,11 +103,13 @@ void expr_ops(const json& j, const std::string& where, Expr& out) {
     }
     bad(where, "unknown value '" + s + "'");
   }
-  if (!j.is_array() || j.empty() || !j[0].is_string()) bad(where, "expected a number, \"world\", \"sms\" or [op, ...]");
+  if (!j.is_array() || j.empty() || !j[0].is_string()) {
+    bad(where, "expected an integer, \"world\", \"sms\", \"resident\" or [op, ...]");
+  }
   const std::string op = j[0].get<std::string>();
   if (op == "size") {
     if (j.size() != 2 || !j[1].is_number_integer()) bad(where, "expected [\"size\", index]");
-    out.ops.push_back({Op::size, j[1].get<std::int64_t>()});
+    out.ops.push_back({Op::size, int64_at(j[1], where)});
     return;
   }
   for (const OpInfo& oi : kOps) {
@@ -87,17 +124,48 @@ void expr_ops(const json& j, const std::string& where, Expr& out) {
   bad(where, "unknown operation '" + op + "'");
 }
 
-Expr read_expr(const json& j, const std::string& where, std::size_t sizes, bool sms_allowed) {
+// Folds the constant parts of `e`: an operation on constants that overflows, or a
+// division by a constant zero, would fail at every launch, so it fails the read. The
+// value when all of `e` is constant.
+std::optional<std::int64_t> fold_constants(const Expr& e, const std::string& where, std::span<const std::string> sizes) {
+  std::vector<std::optional<std::int64_t>> stack;
+  for (const ExprOp& o : e.ops) {
+    if (info(o.op).arity == 0) {
+      stack.push_back(o.op == Op::constant ? std::optional<std::int64_t>(o.value) : std::nullopt);
+      continue;
+    }
+    const std::optional<std::int64_t> y = stack.back();
+    stack.pop_back();
+    const std::optional<std::int64_t> x = stack.back();
+    stack.pop_back();
+    if ((o.op == Op::div || o.op == Op::rem) && y == 0) bad(where, to_string(e, sizes) + " " + describe(EvalError::division_by_zero));
+    std::optional<std::int64_t> v;
+    if (x && y) {
+      std::int64_t r = 0;
+      const EvalError err = eval(Expr{{{Op::constant, *x}, {Op::constant, *y}, {o.op, 0}}}, {}, &r);
+      if (err != EvalError::ok) bad(where, to_string(e, sizes) + " " + describe(err));
+      v = r;
+    }
+    stack.push_back(v);
+  }
+  return stack.back();
+}
+
+// An expression over the kernel's `sizes` (and sms and resident where allowed); when it
+// is a constant, it is at least `min`.
+Expr read_expr(const json& j, const std::string& where, std::span<const std::string> sizes, bool sms_allowed, std::int64_t min) {
   Expr e;
   expr_ops(j, where, e);
   for (const ExprOp& o : e.ops) {
-    if (o.op == Op::size && (o.value < 0 || o.value >= static_cast<std::int64_t>(sizes))) {
+    if (o.op == Op::size && (o.value < 0 || o.value >= static_cast<std::int64_t>(sizes.size()))) {
       bad(where, "size symbol " + std::to_string(o.value) + " does not exist");
     }
     if ((o.op == Op::sms || o.op == Op::resident) && !sms_allowed) {
       bad(where, std::string(info(o.op).name) + " is not known here");
     }
   }
+  const std::optional<std::int64_t> v = fold_constants(e, where, sizes);
+  if (v && *v < min) bad(where, "the constant " + std::to_string(*v) + " is less than " + std::to_string(min));
   return e;
 }
 
@@ -117,9 +185,9 @@ std::string text(const json& j, const char* name, const std::string& where) {
 std::int64_t integer(const json& j, const char* name, const std::string& where, std::int64_t lo, std::int64_t hi) {
   const json& f = field(j, name, where);
   if (!f.is_number_integer()) bad(where, std::string("\"") + name + "\" must be an integer");
-  const std::int64_t v = f.get<std::int64_t>();
-  if (v < lo || v > hi) {
-    bad(where, std::string("\"") + name + "\" = " + std::to_string(v) + " is outside [" + std::to_string(lo) + ", " +
+  std::int64_t v = 0;
+  if (!int64_of(f, &v) || v < lo || v > hi) {
+    bad(where, std::string("\"") + name + "\" = " + f.dump() + " is outside [" + std::to_string(lo) + ", " +
                    std::to_string(hi) + "]");
   }
   return v;
@@ -157,23 +225,33 @@ Kernel read_kernel(const json& k, std::size_t index) {
   out.name = text(k, "name", where);
   where = "kernel '" + out.name + "'";
   out.symbol = text(k, "symbol", where);
-  out.threads = static_cast<int>(integer(k, "threads", where, 1, 1024));
-  out.min_blocks_per_sm = static_cast<int>(integer(k, "min_blocks_per_sm", where, 0, 32));
+  out.threads = static_cast<int>(integer(k, "threads", where, 1, kMaxThreads));
+  out.min_blocks_per_sm = static_cast<int>(integer(k, "min_blocks_per_sm", where, 0, kMaxMinBlocksPerSm));
   // Absent: no clusters (kernels that are no sm90 GEMM need not say so).
-  out.cluster = k.contains("cluster") ? static_cast<int>(integer(k, "cluster", where, 1, 8)) : 1;
-  out.dynamic_shared_bytes = integer(k, "dynamic_shared_bytes", where, 0, 1 << 20);
-  for (const json& s : array(k, "sizes", where)) {
+  out.cluster = k.contains("cluster") ? static_cast<int>(integer(k, "cluster", where, 1, kMaxCluster)) : 1;
+  out.dynamic_shared_bytes = integer(k, "dynamic_shared_bytes", where, 0, kMaxDynamicSharedBytes);
+  const json& sizes = array(k, "sizes", where);
+  if (sizes.size() > kMaxSizes) bad(where, std::to_string(sizes.size()) + " size symbols, more than " + std::to_string(kMaxSizes));
+  for (const json& s : sizes) {
     if (!s.is_string() || s.get_ref<const std::string&>().empty()) bad(where, "size names must be non-empty strings");
+    for (const std::string& seen : out.sizes) {
+      if (seen == s.get_ref<const std::string&>()) bad(where, "size '" + seen + "' is named twice");
+    }
     out.sizes.push_back(s.get<std::string>());
   }
-  for (const auto& [n, v] : field(k, "constants", where).items()) {
+  const json& constants = field(k, "constants", where);
+  if (!constants.is_object()) bad(where, "\"constants\" must be an object");
+  for (const auto& [n, v] : constants.items()) {
     if (!v.is_number_integer()) bad(where, "constant '" + n + "' must be an integer");
-    out.constants.emplace_back(n, v.get<std::int64_t>());
+    out.constants.emplace_back(n, int64_at(v, where + " constant '" + n + "'"));
   }
   for (const json& p : array(k, "params", where)) {
     Param prm;
     prm.name = text(p, "name", where + " parameter");
     const std::string pw = where + " parameter '" + prm.name + "'";
+    for (const Param& seen : out.params) {
+      if (seen.name == prm.name) bad(pw, "a parameter of this name comes before it");
+    }
     const std::string kind = text(p, "kind", pw);
     if (kind != "tensor" && kind != "scalar") bad(pw, "kind '" + kind + "' is neither tensor nor scalar");
     prm.tensor = kind == "tensor";
@@ -187,7 +265,7 @@ Kernel read_kernel(const json& k, std::size_t index) {
       const json& sym = field(p, "symmetric", pw);
       if (!sym.is_boolean()) bad(pw, "\"symmetric\" must be true or false");
       prm.symmetric = sym.get<bool>();
-      for (const json& d : array(p, "dims", pw)) prm.dims.push_back(read_expr(d, pw + " extent", out.sizes.size(), false));
+      for (const json& d : array(p, "dims", pw)) prm.dims.push_back(read_expr(d, pw + " extent", out.sizes, false, 0));
       if (prm.dims.empty() || prm.dims.size() > 8) bad(pw, "a tensor has 1 to 8 dimensions");
     }
     out.params.push_back(std::move(prm));
@@ -200,11 +278,16 @@ Kernel read_kernel(const json& k, std::size_t index) {
     }
     if (!bound) bad(where, "size '" + out.sizes[s] + "' is not the extent of any tensor");
   }
-  for (const json& r : array(k, "roles", where)) {
+  const json& roles = array(k, "roles", where);
+  if (roles.size() > kMaxRoles) bad(where, std::to_string(roles.size()) + " roles, more than " + std::to_string(kMaxRoles));
+  for (const json& r : roles) {
     Role role;
     role.name = text(r, "name", where + " role");
+    for (const Role& seen : out.roles) {
+      if (seen.name == role.name) bad(where, "role '" + role.name + "' is declared twice");
+    }
     role.programs = read_expr(field(r, "programs", where + " role '" + role.name + "'"), where + " role '" + role.name + "'",
-                              0, true);
+                              {}, true, 1);
     for (const ExprOp& o : role.programs.ops) {
       if (o.op == Op::size) bad(where + " role '" + role.name + "'", "program counts cannot use sizes");
     }
@@ -212,11 +295,13 @@ Kernel read_kernel(const json& k, std::size_t index) {
   }
   const json& grid = field(k, "grid", where);
   if (out.roles.empty() == grid.is_null()) bad(where, "a kernel has a grid exactly when it has no roles");
-  if (!grid.is_null()) out.grid = read_expr(grid, where + " grid", out.sizes.size(), true);
+  if (!grid.is_null()) out.grid = read_expr(grid, where + " grid", out.sizes, true, 1);
   // Arguments: the context first, then each parameter, size and sms exactly once.
   std::vector<int> seen_params(out.params.size()), seen_sizes(out.sizes.size());
   int contexts = 0, sms = 0;
-  for (const json& a : array(k, "args", where)) {
+  const json& args = array(k, "args", where);
+  if (args.size() > kMaxArgs) bad(where, std::to_string(args.size()) + " arguments, more than " + std::to_string(kMaxArgs));
+  for (const json& a : args) {
     Arg arg;
     const std::string kind = text(a, "kind", where + " argument");
     int ki = -1;
@@ -266,7 +351,7 @@ Kernel read_kernel(const json& k, std::size_t index) {
         if (!box.is_array() || box.size() != 2 || !box[0].is_number_integer() || !box[1].is_number_integer()) {
           bad(aw, "\"box\" must be [rows, cols]");
         }
-        const std::int64_t rows = box[0].get<std::int64_t>(), cols = box[1].get<std::int64_t>();
+        const std::int64_t rows = int64_at(box[0], aw), cols = int64_at(box[1], aw);
         // TMA reads boxes of 1..256 elements per dimension; a row of the box is a
         // multiple of 16 bytes and at most one 128-byte swizzle span.
         if (rows < 1 || rows > 256 || cols < 8 || cols > 64 || cols % 8) {
@@ -280,6 +365,16 @@ Kernel read_kernel(const json& k, std::size_t index) {
     out.args.push_back(arg);
   }
   if (contexts != 1 || sms != 1) bad(where, "the arguments need one context and one sms");
+  // Laid out as the driver packs them: each at its alignment (tensor maps at 64).
+  std::int64_t layout = 0;
+  for (const Arg& a : out.args) {
+    const std::int64_t align = a.kind == ArgKind::tensor_map ? kTensorMapAlign : std::bit_floor(static_cast<unsigned>(std::min(a.bytes, 8)));
+    layout = (layout + align - 1) / align * align + a.bytes;
+  }
+  if (layout > kMaxArgBytes) {
+    bad(where, "the arguments take " + std::to_string(layout) + " bytes, more than the " + std::to_string(kMaxArgBytes) +
+                   " a kernel is passed");
+  }
   for (std::size_t i = 0; i < seen_params.size(); ++i) {
     if (seen_params[i] != 1) bad(where, "parameter '" + out.params[i].name + "' is not passed exactly once");
   }
@@ -455,7 +550,13 @@ Module read(std::string_view text) {
   Module m;
   try {
     const json& ks = array(j, "kernels", "metadata");
-    for (std::size_t i = 0; i < ks.size(); ++i) m.kernels.push_back(read_kernel(ks[i], i));
+    if (ks.size() > kMaxKernels) throw Error("metadata has " + std::to_string(ks.size()) + " kernels, more than " + std::to_string(kMaxKernels));
+    for (std::size_t i = 0; i < ks.size(); ++i) {
+      m.kernels.push_back(read_kernel(ks[i], i));
+      for (std::size_t seen = 0; seen < i; ++seen) {
+        if (m.kernels[seen].name == m.kernels[i].name) throw Error("metadata has two kernels named '" + m.kernels[i].name + "'");
+      }
+    }
   } catch (const json::exception& e) {
     throw Error(std::string("malformed metadata: ") + e.what());
   }

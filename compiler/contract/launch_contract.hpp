@@ -23,6 +23,19 @@ inline constexpr int kVersion = 3;
 inline constexpr std::size_t kMaxExprOps = 256;
 inline constexpr int kMaxNesting = 64;  // of the JSON text
 
+// What read() accepts; anything outside is a corrupt contract. Each bound is what the
+// launcher or the driver can do, so a contract within them never fails a launch for
+// its shape alone. (The dynamic shared memory bound is the largest of the targets in
+// compiler/target/targets.def.)
+inline constexpr int kMaxThreads = 1024;       // per program (block)
+inline constexpr int kMaxMinBlocksPerSm = 32;
+inline constexpr int kMaxCluster = 8;          // the portable cluster size (larger needs an opt-in)
+inline constexpr std::size_t kMaxKernels = 1024;
+inline constexpr std::size_t kMaxArgs = 160;   // per kernel, context and hidden ones included
+inline constexpr std::size_t kMaxSizes = 64;   // size symbols per kernel
+inline constexpr std::size_t kMaxRoles = 64;
+inline constexpr int kMaxArgBytes = 4096;      // all of a kernel's arguments, as the driver lays them out
+
 // Everything wrong with a contract text is reported as this (with what and where).
 class Error : public std::runtime_error {
  public:
@@ -121,7 +134,10 @@ struct Module {
 // JSON text (what --emit=metadata prints and the code object embeds).
 // indent >= 0 pretty-prints with that many spaces per level.
 std::string write(const Module& module, int indent = -1);
-// Parses and validates a contract; throws Error saying what is wrong.
+// Parses and validates a contract; throws Error saying what is wrong: JSON nested
+// deeper than kMaxNesting, integers outside 64 bits or outside the bounds above, indices
+// outside their tables, names given twice, and expressions whose constant parts can
+// only overflow or divide by zero (what remains can fail only for the launch's values).
 Module read(std::string_view json);
 
 }  // namespace irisc::contract

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "backend/backend.hpp"
+#include "code_object_check.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
 #include "module_impl.hpp"
@@ -41,11 +42,10 @@ Module::Impl::~Impl() {
 }
 
 std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, const std::string& name) {
+  // Checked before the backend is touched: the driver reads wherever a corrupt image's
+  // offsets point, and a bad image must be an error even on a machine without a GPU.
   const CodeObjectFormat format = detect_code_object_format(code);
-  if (format == CodeObjectFormat::unknown) {
-    throw Error(name + " is not a code object (expected a cubin, a fatbin or PTX text; it is " +
-                std::to_string(code.size()) + " bytes that look like none of them)");
-  }
+  check_code_object(code, format, name);
   auto impl = std::make_shared<Module::Impl>();
   impl->name = name;
   impl->format = format;

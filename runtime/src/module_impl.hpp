@@ -23,7 +23,8 @@ struct Module::Impl {
 };
 
 // Loads into the calling thread's current context. Throws iris::Error for bytes that
-// are not a code object, and for code not built for this GPU.
+// are not a well-formed code object (checked before any driver call, see
+// code_object_check.hpp), and for code not built for this GPU.
 std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, const std::string& name);
 
 }  // namespace iris

@@ -45,6 +45,13 @@ std::string contract_with(const std::string& dims, const std::string& grid, cons
          extra_args + R"(,{"kind":"sms","bytes":8}]}]})";
 }
 
+// `text` with its first `from` replaced by `to`.
+std::string edited(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
 void expect_read_error(const std::string& text, const std::string& needle) {
   try {
     c::read(text);
@@ -91,6 +98,15 @@ TEST(LaunchContract, EvaluatesWithCheckedArithmetic) {
   EXPECT_EQ(c::eval(k.params[2].dims[1], {huge, 4, 132}, &v), c::EvalError::overflow);
   c::Expr min_div{{{c::Op::constant, INT64_MIN}, {c::Op::constant, -1}, {c::Op::div, 0}}};
   EXPECT_EQ(c::eval(min_div, {}, &v), c::EvalError::overflow);
+  c::Expr min_rem{{{c::Op::constant, INT64_MIN}, {c::Op::constant, -1}, {c::Op::rem, 0}}};
+  EXPECT_EQ(c::eval(min_rem, {}, &v), c::EvalError::overflow);
+  c::Expr min_neg{{{c::Op::constant, INT64_MIN}, {c::Op::constant, -1}, {c::Op::mul, 0}}};
+  EXPECT_EQ(c::eval(min_neg, {}, &v), c::EvalError::overflow);
+  c::Expr below{{{c::Op::constant, INT64_MIN}, {c::Op::constant, 1}, {c::Op::sub, 0}}};
+  EXPECT_EQ(c::eval(below, {}, &v), c::EvalError::overflow);
+  c::Expr min_by_one{{{c::Op::constant, INT64_MIN}, {c::Op::constant, 1}, {c::Op::div, 0}}};
+  ASSERT_EQ(c::eval(min_by_one, {}, &v), c::EvalError::ok);
+  EXPECT_EQ(v, INT64_MIN);
   c::Expr by_zero{{{c::Op::constant, 7}, {c::Op::world, 0}, {c::Op::rem, 0}}};
   EXPECT_EQ(c::eval(by_zero, {{}, 0, 1}, &v), c::EvalError::division_by_zero);
   c::Expr underflow{{{c::Op::add, 0}}};
@@ -228,4 +244,79 @@ TEST(LaunchContract, CorruptTensorMapsAreErrors) {
                     "is not one TMA reads");
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"a","box":[128,128]})"),
                     "is not one TMA reads");
+}
+
+// Numbers out of range, arithmetic that can only fail, and shapes the launcher or the
+// driver cannot run are read errors naming the field, not surprises at launch.
+TEST(LaunchContract, OutOfRangeMetadataIsAnError) {
+  const std::string good = contract_with(R"(["size",0])", "1");
+  EXPECT_NO_THROW(c::read(good));
+  const auto field = [&](const std::string& from, const std::string& to, const std::string& needle) {
+    expect_read_error(edited(good, from, to), needle);
+  };
+  field(R"("threads":256)", R"("threads":0)", R"(kernel 'k': "threads" = 0 is outside [1, 1024])");
+  field(R"("threads":256)", R"("threads":1025)", R"("threads" = 1025 is outside [1, 1024])");
+  field(R"("threads":256)", R"("threads":18446744073709551615)", R"("threads" = 18446744073709551615 is outside [1, 1024])");
+  field(R"("threads":256)", R"("threads":2.5)", R"("threads" must be an integer)");
+  field(R"("dynamic_shared_bytes":0)", R"("dynamic_shared_bytes":232449)",
+        R"("dynamic_shared_bytes" = 232449 is outside [0, 232448])");
+  field(R"("dynamic_shared_bytes":0)", R"("dynamic_shared_bytes":-1)", R"("dynamic_shared_bytes" = -1 is outside)");
+  field(R"("min_blocks_per_sm":0)", R"("min_blocks_per_sm":33)", R"("min_blocks_per_sm" = 33 is outside [0, 32])");
+  field(R"("threads":256)", R"("threads":256,"cluster":0)", R"("cluster" = 0 is outside [1, 8])");
+  field(R"("threads":256)", R"("threads":256,"cluster":16)", R"("cluster" = 16 is outside [1, 8])");
+  EXPECT_EQ(c::read(edited(good, R"("threads":256)", R"("threads":256,"cluster":8)")).kernels[0].cluster, 8);
+  // Indices into the parameter and size tables, and argument sizes.
+  field(R"({"kind":"param","index":0,"bytes":8})", R"({"kind":"param","index":1,"bytes":8})",
+        R"(kernel 'k' argument: "index" = 1 is outside [0, 0])");
+  field(R"({"kind":"param","index":0,"bytes":8})", R"({"kind":"param","index":-1,"bytes":8})", R"("index" = -1 is outside [0, 0])");
+  field(R"({"kind":"size","index":0,"bytes":8})", R"({"kind":"size","index":3,"bytes":8})", R"("index" = 3 is outside [0, 0])");
+  field(R"({"kind":"param","index":0,"bytes":8})", R"({"kind":"param","index":0,"bytes":4})", "argument 'x' has the wrong size");
+  field(R"({"kind":"context","bytes":72})", R"({"kind":"context","bytes":0})", R"("bytes" = 0 is outside [1, 4096])");
+  field(R"({"kind":"context","bytes":72})", R"({"kind":"context","bytes":4096})",
+        "the arguments take 4120 bytes, more than the 4096 a kernel is passed");
+  field(R"({"kind":"size","index":0,"bytes":8})", R"({"kind":"size","index":0,"bytes":4})", "size arguments are 8 bytes");
+  // Tables: counts and names.
+  std::string many_roles;
+  for (int i = 0; i < 65; ++i) many_roles += std::string(i ? "," : "") + R"({"name":"r)" + std::to_string(i) + R"(","programs":1})";
+  field(R"("grid":1,"roles":[])", R"("grid":null,"roles":[)" + many_roles + "]", "65 roles, more than 64");
+  field(R"("grid":1,"roles":[])", R"("grid":null,"roles":[{"name":"a","programs":1},{"name":"a","programs":2}])",
+        "role 'a' is declared twice");
+  field(R"("sizes":["N"])", R"("sizes":["N","N"])", "size 'N' is named twice");
+  field(R"("constants":{})", R"("constants":[1,2])", R"("constants" must be an object)");
+  field(R"("constants":{})", R"("constants":{"BM":9223372036854775808})", "integer 9223372036854775808 does not fit in 64 bits");
+  std::string many_args;
+  for (int i = 0; i < 160; ++i) many_args += R"(,{"kind":"sms","bytes":8})";
+  expect_read_error(contract_with(R"(["size",0])", "1", many_args), "164 arguments, more than 160");
+  const std::string kernel = good.substr(good.find("{\"name\""), good.rfind("]}") - good.find("{\"name\""));
+  expect_read_error(edited(good, kernel, kernel + "," + kernel), "metadata has two kernels named 'k'");
+}
+
+TEST(LaunchContract, ExpressionsThatCanOnlyFailAreReadErrors) {
+  const auto grid = [](const std::string& g) { return contract_with(R"(["size",0])", g); };
+  expect_read_error(grid(R"(["div",-9223372036854775808,-1])"), "kernel 'k' grid: -9223372036854775808 / -1 overflows 64 bits");
+  expect_read_error(grid(R"(["rem",-9223372036854775808,-1])"), "kernel 'k' grid: -9223372036854775808 % -1 overflows 64 bits");
+  expect_read_error(grid(R"(["mul",["add",9223372036854775807,1],"sms"])"), "overflows 64 bits");
+  expect_read_error(grid(R"(["div",["size",0],["sub",2,2]])"), "kernel 'k' grid: N / (2 - 2) divides by zero");
+  expect_read_error(grid(R"(["rem","sms",0])"), "sms % 0 divides by zero");
+  expect_read_error(grid("9223372036854775808"), "integer 9223372036854775808 does not fit in 64 bits");
+  expect_read_error(grid("1.5"), "expected an integer, not 1.5");
+  expect_read_error(grid("0"), "kernel 'k' grid: the constant 0 is less than 1");
+  expect_read_error(grid(R"(["size",18446744073709551615])"), "integer 18446744073709551615 does not fit in 64 bits");
+  expect_read_error(contract_with(R"(["size",0],["sub",0,3])", "1"), "parameter 'x' extent: the constant -3 is less than 0");
+  expect_read_error(edited(grid("1"), R"("grid":1,"roles":[])", R"("grid":null,"roles":[{"name":"a","programs":["sub",1,1]}])"),
+                    "kernel 'k' role 'a': the constant 0 is less than 1");
+  // Non-constant operands are left to the launch, where the values are known.
+  EXPECT_NO_THROW(c::read(grid(R"(["div",["size",0],"sms"])")));
+  EXPECT_NO_THROW(c::read(grid(R"(["sub",1,["size",0]])")));
+}
+
+// The reader recurses over nesting; deep texts are refused before parsing, whatever brackets.
+TEST(LaunchContract, DeepNestingIsAnError) {
+  expect_read_error(std::string(100000, '['), "metadata nested deeper than 64 levels");
+  std::string objects;
+  for (int i = 0; i < 100000; ++i) objects += R"({"a":)";
+  expect_read_error(objects, "metadata nested deeper than 64 levels");
+  // Brackets inside strings are text, not nesting.
+  const std::string in_names = contract_with(R"(["size",0])", "1");
+  EXPECT_NO_THROW(c::read(edited(in_names, R"("name":"k")", R"("name":")" + std::string(1000, '[') + R"(")")));
 }

@@ -1,10 +1,14 @@
-// Code-object sniffing, and the "not a code object" error (raised before any driver
-// call, so it is testable without a GPU).
+// Code-object sniffing and checking: bytes that are not a code object, and truncated or
+// corrupt cubins, fatbins and PTX, are errors naming the problem, raised before any
+// driver call (so testable without a GPU, and never a crash inside the driver).
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "code_object_check.hpp"
 
 #include "iris/embedded.hpp"
 #include "iris/error.hpp"
@@ -12,6 +16,8 @@
 #include "module_impl.hpp"
 
 IRIS_DECLARE_EMBEDDED(runtime_kernels)
+IRIS_DECLARE_EMBEDDED(unit_cubin)   // sm_90 (tests/unit/code_object_kernel.cu)
+IRIS_DECLARE_EMBEDDED(unit_fatbin)  // sm_90 and sm_80 SASS, compute_80 PTX
 
 namespace iris {
 namespace {
@@ -41,6 +47,210 @@ TEST(CodeObjectFormat, JunkIsRejectedWithAClearMessage) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("junk.bin is not a code object"), std::string::npos) << e.what();
+  }
+}
+
+using Bytes = std::vector<std::byte>;
+
+Bytes copy_of(std::span<const std::byte> b) { return Bytes(b.begin(), b.end()); }
+
+std::uint64_t get(const Bytes& b, std::size_t at, int n) {
+  std::uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i) v = v << 8 | static_cast<std::uint8_t>(b.at(at + i));
+  return v;
+}
+void put(Bytes& b, std::size_t at, int n, std::uint64_t v) {
+  for (int i = 0; i < n; ++i) b.at(at + i) = static_cast<std::byte>(v >> (8 * i));
+}
+
+// The message of the iris::Error that checking `bytes` as `name` throws ("" if none).
+std::string check_error(const Bytes& bytes, const std::string& name) {
+  try {
+    check_code_object(bytes, detect_code_object_format(bytes), name);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_CONTAINS(text, needle) EXPECT_NE(std::string(text).find(needle), std::string::npos) << (text)
+
+// ELF64 header fields, and the offset of a section header's fields.
+constexpr std::size_t kClass = 4, kData = 5, kMachine = 18, kShoff = 40, kShnum = 60, kShstrndx = 62;
+constexpr std::size_t kShType = 4, kShOffset = 24, kShSize = 32, kShEntsize = 56;
+std::size_t section_header(const Bytes& elf, std::size_t i) { return get(elf, kShoff, 8) + i * 64; }
+// The first section of `type` after the null one.
+std::size_t section_of_type(const Bytes& elf, std::uint32_t type) {
+  for (std::size_t i = 1; i < get(elf, kShnum, 2); ++i) {
+    if (get(elf, section_header(elf, i) + kShType, 4) == type) return i;
+  }
+  ADD_FAILURE() << "no section of type " << type;
+  return 0;
+}
+
+TEST(CodeObjectCheck, RealCodeObjectsPass) {
+  EXPECT_EQ(check_error(copy_of(embedded::unit_cubin()), "unit.cubin"), "");
+  EXPECT_EQ(check_error(copy_of(embedded::unit_fatbin()), "unit.fatbin"), "");
+  EXPECT_EQ(check_error(copy_of(embedded::runtime_kernels()), "runtime_kernels"), "");
+  EXPECT_EQ(check_error(bytes_of(".version 8.8\n.target sm_90\n.address_size 64\n"), "k.ptx"), "");
+  EXPECT_EQ(check_error(bytes_of(std::string(".version 8.8\n.target sm_90\n\0", 28)), "k.ptx"), "");
+}
+
+// The driver dies on these (SIGSEGV); load_module_impl must refuse them before it is
+// reached, which is also why this test needs no GPU.
+TEST(CodeObjectCheck, TruncatedCubinIsRefusedBeforeTheDriver) {
+  const Bytes cubin = copy_of(embedded::unit_cubin());
+  ASSERT_EQ(detect_code_object_format(cubin), CodeObjectFormat::cubin);
+  try {
+    load_module_impl(std::span(cubin).first(300), "cubin.bin");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "cubin.bin is truncated: its ");
+    EXPECT_CONTAINS(e.what(), " but the buffer has 300 bytes");
+  }
+  EXPECT_CONTAINS(check_error(Bytes(cubin.begin(), cubin.begin() + 40), "cubin.bin"),
+                  "cubin.bin is truncated: its ELF header ends at byte 64 but the buffer has 40 bytes");
+  // No prefix of a cubin passes: every one is cut inside something the headers describe.
+  for (std::size_t n = 4; n < cubin.size(); ++n) {
+    const std::string error = check_error(Bytes(cubin.begin(), cubin.begin() + static_cast<std::ptrdiff_t>(n)), "c");
+    ASSERT_NE(error.find("c is truncated: "), std::string::npos) << n << " bytes: " << error;
+  }
+}
+
+TEST(CodeObjectCheck, CorruptCubinHeadersAreNamed) {
+  const Bytes cubin = copy_of(embedded::unit_cubin());
+  {
+    Bytes b = cubin;
+    put(b, kShnum, 2, 0xfff0);
+    const std::uint64_t end = get(b, kShoff, 8) + 0xfff0 * 64;
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is truncated: its section headers end at byte " + std::to_string(end) +
+                                                   " but the buffer has " + std::to_string(b.size()) + " bytes");
+  }
+  {
+    Bytes b = cubin;
+    put(b, kShstrndx, 2, get(b, kShnum, 2));
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is corrupt: its section-name table index (e_shstrndx) is " +
+                                                   std::to_string(get(b, kShnum, 2)) + " but it has");
+  }
+  {
+    Bytes b = cubin;
+    b[kClass] = std::byte{1};
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is corrupt: it is not a 64-bit ELF file (EI_CLASS is 1, not 2)");
+  }
+  {
+    Bytes b = cubin;
+    b[kData] = std::byte{2};
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is corrupt: it is not a little-endian ELF file");
+  }
+  {
+    Bytes b = cubin;
+    put(b, kMachine, 2, 62);  // x86-64: a host object, not a cubin
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "it is an ELF file for machine 62, not a CUDA cubin");
+  }
+  {
+    Bytes b = cubin;
+    put(b, section_header(b, section_of_type(b, 2)) + kShEntsize, 8, 7);  // the symbol table's entry size
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "(.symtab) holds ");
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), " bytes in entries of 7 bytes; its entries are 24 bytes each");
+  }
+  {
+    Bytes b = cubin;
+    const std::size_t symtab = section_of_type(b, 2);
+    const std::size_t symbol1 = get(b, section_header(b, symtab) + kShOffset, 8) + 24;
+    put(b, symbol1 + 6, 2, 0x7000);  // st_shndx
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is corrupt: symbol 1 of section " + std::to_string(symtab) +
+                                                   " (.symtab) is in section 28672 but it has");
+    b = cubin;
+    put(b, symbol1, 4, 0x7fffffff);  // st_name
+    EXPECT_CONTAINS(check_error(b, "k.cubin"), "symbol 1 of section " + std::to_string(symtab) +
+                                                   " (.symtab) has its name at byte 2147483647 of a string table of");
+  }
+}
+
+TEST(CodeObjectCheck, SectionBeyondTheBufferIsNamed) {
+  Bytes b = copy_of(embedded::unit_cubin());
+  const std::size_t text = section_of_type(b, 1);  // SHT_PROGBITS
+  const std::size_t h = section_header(b, text);
+  const std::uint64_t offset = get(b, h + kShOffset, 8);
+  put(b, h + kShSize, 8, b.size());
+  EXPECT_CONTAINS(check_error(b, "k.cubin"), "k.cubin is truncated: its section " + std::to_string(text) + " (");
+  EXPECT_CONTAINS(check_error(b, "k.cubin"), "), from byte " + std::to_string(offset) + ", ends at byte " +
+                                                 std::to_string(offset + b.size()) + " but the buffer has " +
+                                                 std::to_string(b.size()) + " bytes");
+  // A size that wraps 64 bits is past the end too, not a small one.
+  put(b, h + kShSize, 8, ~std::uint64_t{0});
+  EXPECT_CONTAINS(check_error(b, "k.cubin"), "ends past byte 2^64 but the buffer has");
+  // SHT_NOBITS sections (.nv.shared.*) take no bytes of the file: their size is not checked.
+  Bytes nobits = copy_of(embedded::unit_cubin());
+  put(nobits, section_header(nobits, text) + kShType, 4, 8);
+  put(nobits, section_header(nobits, text) + kShSize, 8, 1u << 30);
+  EXPECT_EQ(check_error(nobits, "k.cubin"), "");
+}
+
+// Fatbin entry header fields, from the entry's start.
+constexpr std::size_t kEntryKind = 0, kEntryHeaderSize = 4, kEntryPayload = 8;
+
+TEST(CodeObjectCheck, TruncatedAndCorruptFatbinsAreNamed) {
+  const Bytes fatbin = copy_of(embedded::unit_fatbin());
+  ASSERT_EQ(detect_code_object_format(fatbin), CodeObjectFormat::fatbin);
+  const std::uint64_t entries_end = 16 + get(fatbin, 8, 8);
+  try {
+    load_module_impl(std::span(fatbin).first(300), "k.fatbin");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "k.fatbin is truncated: its entries end at byte " + std::to_string(entries_end) +
+                                  " but the buffer has 300 bytes");
+  }
+  for (std::size_t n = 16; n < entries_end; n += 7) {
+    const std::string error = check_error(Bytes(fatbin.begin(), fatbin.begin() + static_cast<std::ptrdiff_t>(n)), "f");
+    ASSERT_NE(error.find("f is truncated: "), std::string::npos) << n << " bytes: " << error;
+  }
+  {
+    Bytes b = fatbin;
+    put(b, 4, 2, 2);
+    EXPECT_CONTAINS(check_error(b, "k.fatbin"), "k.fatbin is corrupt: its fatbin version is 2, not 1");
+  }
+  // The first entry (nvcc puts the newest SASS first): a cubin for sm_90 at byte 16.
+  ASSERT_EQ(get(fatbin, 16 + kEntryKind, 2), 2u);
+  const std::uint64_t header = get(fatbin, 16 + kEntryHeaderSize, 4);
+  {
+    Bytes b = fatbin;
+    put(b, 16 + kEntryPayload, 8, entries_end);
+    EXPECT_CONTAINS(check_error(b, "k.fatbin"), "k.fatbin is corrupt: entry 1 (cubin for sm_90, at byte 16) ends at byte " +
+                                                    std::to_string(16 + header + entries_end) +
+                                                    " but the fatbin's entries end at byte " + std::to_string(entries_end));
+  }
+  {
+    Bytes b = fatbin;
+    put(b, 16 + kEntryHeaderSize, 4, 8);
+    EXPECT_CONTAINS(check_error(b, "k.fatbin"), "entry 1 (cubin for sm_90, at byte 16) has a header of 8 bytes, less than 64");
+  }
+  {
+    // The sm_90 cubin inside, uncompressed, with a section header count past its payload.
+    Bytes b = fatbin;
+    ASSERT_EQ(static_cast<char>(b[16 + header + 1]), 'E') << "the sm_90 entry is compressed";
+    put(b, 16 + header + kShnum, 2, 0x7fff);
+    EXPECT_CONTAINS(check_error(b, "k.fatbin"),
+                    "k.fatbin's entry 1 (cubin for sm_90, at byte 16) is truncated: its section headers end at byte ");
+    EXPECT_CONTAINS(check_error(b, "k.fatbin"), "but the entry's payload has " + std::to_string(get(b, 16 + kEntryPayload, 8)));
+  }
+}
+
+TEST(CodeObjectCheck, PtxWithAnEmbeddedNulIsRefused) {
+  // Near the top, sniffing already refuses it as binary junk.
+  EXPECT_CONTAINS(check_error(bytes_of(std::string(".version 8.8\n.target sm_90\n\0junk\n", 33)), "k.ptx"),
+                  "k.ptx is not a code object");
+  // Sniffing looks at the first 4 KiB only; the check reads all of the text.
+  std::string ptx = ".version 8.8\n.target sm_90\n.address_size 64\n" + std::string(5000, ' ') + "\n";
+  ptx[4500] = '\0';
+  const Bytes b = bytes_of(ptx);
+  ASSERT_EQ(detect_code_object_format(b), CodeObjectFormat::ptx);
+  try {
+    load_module_impl(b, "k.ptx");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "k.ptx is corrupt: it is PTX text with a NUL byte at byte 4500 of " +
+                                  std::to_string(b.size()) + " (only the last byte may be NUL)");
   }
 }
 
