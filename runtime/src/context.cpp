@@ -2,9 +2,11 @@
 // collectives and launches; and iris::run, which starts the ranks.
 #include "iris/context.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "iris/size.hpp"
 #include "module_impl.hpp"
 #include "symmetric_heap.hpp"
+#include "trace.hpp"
 
 namespace iris::embedded {
 std::span<const std::byte> runtime_kernels();
@@ -123,6 +126,8 @@ struct Context::Impl {
   std::shared_ptr<Job> job;
   double host_timeout = 0;
   device::Control* control = nullptr;  // host-mapped (see device::Control)
+  std::unique_ptr<Tracer> tracer;      // Options::trace
+  std::string trace_path;
   int device = -1;
   std::string device_name;
   int sms = 0;
@@ -173,6 +178,7 @@ struct Context::Impl {
       arange[i] = runtime.kernel("iris_arange_" + dt);
       random[i] = runtime.kernel("iris_random_" + dt);
     }
+    if (!opt.trace.empty()) start_trace(opt.trace);
     boot->barrier();
     log_info("rank ", boot->rank(), "/", boot->world(), " on GPU ", device, " (", device_name, ", ", sms,
              " SMs), bootstrap ", boot->name());
@@ -186,6 +192,7 @@ struct Context::Impl {
       wait_stream(stream);
     } catch (const std::exception&) {
     }
+    finish_trace();
     try {
       boot->teardown_barrier();
     } catch (const std::exception&) {
@@ -249,6 +256,79 @@ struct Context::Impl {
   }
 
   bool quiet = true;  // false when this rank's stream may still be running
+
+  static constexpr std::size_t kTraceEvents = std::size_t{1} << 17;
+
+  void start_trace(const std::string& path) {
+    auto& bk = backend::active();
+    trace_path = path;
+    tracer = std::make_unique<Tracer>(boot->rank(), device, kTraceEvents);
+    dctx.trace = tracer->ring();
+    // Device time against host time: one kernel reads %globaltimer between two host stamps.
+    Kernel clock = runtime.kernel("iris_trace_clock");
+    unsigned long long* slot = tracer->clock_slot();
+    void* args[] = {&dctx, &slot};
+    const std::int64_t before = Context::trace_clock_ns();
+    bk.launch(clock.handle(), Dim3(1), Dim3(1), 0, stream, args, clock.name());
+    bk.stream_synchronize(stream);
+    tracer->calibrate(before, Context::trace_clock_ns());
+  }
+
+  // Collects this rank's trace; rank 0 writes everyone's. After a failure no rank can
+  // count on the others: each prints its last events and writes its own file.
+  void finish_trace() {
+    if (!tracer) return;
+    const int r = boot->rank();
+    try {
+      tracer->collect();
+    } catch (const std::exception& e) {
+      log_warn("rank ", r, ": the trace could not be read back: ", e.what());
+      return;
+    }
+    auto write = [&](const std::string& path, const std::vector<std::string>& parts) {
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f << merge_trace(parts);
+      if (!f) {
+        log_warn("rank ", r, ": cannot write the trace to ", path);
+      } else {
+        log_info("rank ", r, ": wrote the trace to ", path);
+      }
+    };
+    if (!job->failed.load() && quiet) {
+      try {
+        const std::string mine = tracer->events_json();
+        const unsigned long long n = mine.size();
+        std::vector<unsigned long long> sizes(static_cast<std::size_t>(boot->world()));
+        boot->allgather(&n, sizes.data(), sizeof n);
+        const std::size_t most = static_cast<std::size_t>(*std::max_element(sizes.begin(), sizes.end()));
+        std::string padded = mine;
+        padded.resize(most, ' ');
+        std::string all(most * sizes.size(), ' ');
+        boot->allgather(padded.data(), all.data(), most);
+        if (r == 0) {
+          std::vector<std::string> parts;
+          for (std::size_t i = 0; i < sizes.size(); ++i) parts.push_back(all.substr(i * most, sizes[i]));
+          write(trace_path, parts);
+        }
+        return;
+      } catch (const std::exception&) {
+        // A peer failed meanwhile: fall through to this rank's own report.
+      }
+    }
+    log(LogLevel::error, "rank " + std::to_string(r) + ": the last trace events before the failure (time relative to "
+                         "the last one):\n" + tracer->last_events(16));
+    write(trace_path + ".rank" + std::to_string(r) + ".json", {tracer->events_json()});
+  }
+
+  // Times a host span for the trace when tracing is on.
+  struct Span {
+    Tracer* t;
+    std::int64_t begin;
+    explicit Span(Tracer* tracer) : t(tracer), begin(tracer ? Context::trace_clock_ns() : 0) {}
+    void end(std::string_view name) {
+      if (t) t->span(name, begin, Context::trace_clock_ns());
+    }
+  };
   std::size_t offset_of(const void* p) const {
     return static_cast<std::size_t>(static_cast<const char*>(p) - heap->local_base());
   }
@@ -288,6 +368,13 @@ Stream Context::stream() const { return impl_->stream; }
 const device::Context& Context::device_context() const { return impl_->dctx; }
 
 void* Context::heap_alloc(std::size_t bytes, std::size_t alignment) {
+  Impl::Span span(impl_->tracer.get());
+  void* p = heap_alloc_collective(bytes, alignment);
+  if (span.t) span.end("heap_alloc " + std::to_string(bytes) + " B");
+  return p;
+}
+
+void* Context::heap_alloc_collective(std::size_t bytes, std::size_t alignment) {
   struct Request {
     unsigned long long bytes, alignment, offset;
     int ok;
@@ -424,11 +511,32 @@ void Context::copy_from_host(void* device, const void* host, std::size_t bytes) 
   synchronize();
 }
 
-void Context::synchronize() { impl_->wait_stream(impl_->stream); }
+void Context::synchronize() {
+  Impl::Span span(impl_->tracer.get());
+  impl_->wait_stream(impl_->stream);
+  span.end("synchronize");
+}
 
 void Context::barrier() {
   synchronize();
+  Impl::Span span(impl_->tracer.get());
   impl_->boot->barrier();
+  span.end("barrier");
+}
+
+bool Context::tracing() const { return impl_->tracer != nullptr; }
+
+void Context::trace_span(std::string_view name, std::int64_t begin_ns, std::int64_t end_ns) {
+  if (impl_->tracer) impl_->tracer->span(name, begin_ns, end_ns);
+}
+
+std::int64_t Context::trace_clock_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void Context::trace_kernel(const std::string& name) {
+  if (impl_->tracer) impl_->tracer->name_kernel(name);
 }
 
 void Context::device_barrier(Stream stream) {
@@ -436,8 +544,10 @@ void Context::device_barrier(Stream stream) {
   void* flags = base + kBarrierFlagsOffset;
   void* epoch = base + kBarrierEpochOffset;
   void* args[] = {const_cast<device::Context*>(&impl_->dctx), &flags, &epoch};
+  Impl::Span span(impl_->tracer.get());
   backend::active().launch(impl_->barrier.handle(), Dim3(1), Dim3(32), 0, stream ? stream : impl_->stream, args,
                            impl_->barrier.name());
+  span.end("device_barrier (enqueue)");
 }
 
 void Context::broadcast_host(void* data, std::size_t bytes, int root) { impl_->boot->broadcast(data, bytes, root); }
@@ -506,8 +616,10 @@ void Context::launch_raw(const Kernel& kernel, const LaunchConfig& cfg, void** a
     bk.set_max_dynamic_shared_bytes(kernel.handle(), cfg.shared_bytes);
     if (kernel.shared_allowed_) kernel.shared_allowed_->store(cfg.shared_bytes, std::memory_order_relaxed);
   }
+  Impl::Span span(impl_->tracer.get());
   bk.launch(kernel.handle(), cfg.grid, cfg.block, cfg.shared_bytes, cfg.stream ? cfg.stream : impl_->stream, args,
             kernel.name());
+  if (span.t) span.end("launch " + kernel.name());
 }
 
 int device_count() {

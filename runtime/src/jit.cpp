@@ -108,7 +108,9 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
 Program jit_program(Context& ctx, std::string_view source, const std::string& name, const JitOptions& options) {
   JitOptions o = options;
   if (o.target.empty()) o.target = jit_target_for(ctx);
+  const std::int64_t begin = ctx.tracing() ? Context::trace_clock_ns() : 0;
   JitResult r = jit_compile(source, name, o);
+  if (ctx.tracing()) ctx.trace_span("jit " + name, begin, Context::trace_clock_ns());
   return Program(ctx, r.code, name);
 }
 

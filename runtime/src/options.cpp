@@ -38,6 +38,7 @@ Options Options::from_env() {
   if (const char* v = secure_getenv("IRIS_SHARE_GPUS"); v && *v) o.share_gpus = parse_int(v, "IRIS_SHARE_GPUS") != 0;
   if (const char* v = secure_getenv("IRIS_WAIT_TIMEOUT"); v && *v) o.wait_timeout = parse_seconds(v, "IRIS_WAIT_TIMEOUT");
   if (const char* v = secure_getenv("IRIS_HOST_TIMEOUT"); v && *v) o.host_timeout = parse_seconds(v, "IRIS_HOST_TIMEOUT");
+  if (const char* v = secure_getenv("IRIS_TRACE"); v && *v) o.trace = v;
   return o;
 }
 

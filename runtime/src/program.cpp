@@ -123,6 +123,7 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
     throw Error(name + ": bad launch contract: " + e.what());
   }
   for (const contract::Kernel& k : kernels_) {
+    ctx.trace_kernel(k.name);
     const std::string who = name + ": kernel '" + k.name + "'";
     if (k.args.size() > kMaxArgs) throw Error(who + " has more than " + std::to_string(kMaxArgs) + " arguments");
     if (k.sizes.size() > kMaxSizes) throw Error(who + " has more than " + std::to_string(kMaxSizes) + " size symbols");

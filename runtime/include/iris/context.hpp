@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -117,6 +118,14 @@ class Context {
   void broadcast(void* symmetric_ptr, std::size_t bytes, int root);
   template <class T> void broadcast(Tensor<T>& t, int root);
 
+  // --- tracing (Options::trace, IRIS_TRACE) -------------------------------------------------
+  bool tracing() const;
+  // Records a host span [begin_ns, end_ns) of trace_clock_ns() time named `name` (a no-op
+  // when tracing is off).
+  void trace_span(std::string_view name, std::int64_t begin_ns, std::int64_t end_ns);
+  // The trace's clock: nanoseconds of the system clock.
+  static std::int64_t trace_clock_ns();
+
   // --- modules and launches ------------------------------------------------------------
   Module load_module(std::span<const std::byte> code, const std::string& name = "<memory>");
   Module load_module(const std::filesystem::path& file);
@@ -131,8 +140,12 @@ class Context {
 
  private:
   friend int run(const Options&, const std::function<void(Context&)>&);
+  friend class Program;
+  // Names the device events of the irisc kernel `name` in the trace.
+  void trace_kernel(const std::string& name);
   explicit Context(std::unique_ptr<Impl> impl);
   void* alloc_tensor(const Shape& shape, DType dtype, std::size_t* numel);
+  void* heap_alloc_collective(std::size_t bytes, std::size_t alignment);
   void fill(void* ptr, DType dtype, std::size_t n, double value);
   void fill_arange(void* ptr, DType dtype, std::size_t n);
   void fill_random(void* ptr, DType dtype, std::size_t n, int kind, std::uint64_t seed, std::int64_t lo, std::int64_t hi);

@@ -22,11 +22,16 @@ struct Options {
   // raises an iris::Error saying what it waited on; 0 waits forever. A peer's failure
   // ends host waits at once, whatever this is.
   double host_timeout = 600;
+  // Where to write a Perfetto / Chrome trace of the job (IRIS_TRACE): every rank's
+  // device events (irisc kernels' programs, puts, signals and waits, with .iris lines)
+  // and host spans (launches, barriers, allocations, JIT compiles), merged by rank 0 at
+  // the end. Empty: no tracing, and no cost.
+  std::string trace;
 
   static constexpr std::size_t kHeapGranularity = std::size_t{2} << 20;  // 2 MiB
 
   // Defaults overridden by IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS (1/0),
-  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds).
+  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds), IRIS_TRACE (a file).
   static Options from_env();
 
   // Throws iris::Error naming the bad field and what would be valid.
