@@ -3,7 +3,7 @@
 # made elsewhere: the GPU test suite at 1, 2 and 4 ranks in thread mode and under
 # mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p.
 #
-#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [launch] [gemm]   (default: all)
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [launch] [gemm] [trace]   (default: all)
 #
 # Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
 # Exit status: nonzero if any step failed.
@@ -12,7 +12,7 @@ export NCCL_NVLS_ENABLE=0
 B=${BUILD:-build}
 OUT=${OUT:-/tmp/iris-gpu-suite}
 mkdir -p "$OUT"
-steps=${*:-tests mpi samples memcheck bench launch gemm}
+steps=${*:-tests mpi samples memcheck bench launch gemm trace}
 summary=()
 status=0
 step() {  # step NAME LOGFILE TIMEOUT CMD...
@@ -104,6 +104,27 @@ for s in $steps; do
     step "iris-bench gemm" gemm.log 600 "$B/bin/iris-bench" gemm --json "$OUT/gemm.json" ${GEMM_ARGS:-} ${IRIS_FILE_ARG:-}
     kill $smi 2>/dev/null
     cat "$OUT/gemm.log"
+    ;;
+  trace)
+    # Samples 06 and 07 traced at 2 ranks (the trace must hold events of both), then
+    # each run three times alternating without and with IRIS_TRACE: the cost of tracing.
+    for sample in 06_message_passing 07_gemm_all_scatter; do
+      exe="$B/samples/$sample"
+      [ -x "$exe" ] || continue
+      share=""; [ 2 -gt "$ngpu" ] && share="--share-gpus"
+      # shellcheck disable=SC2086
+      step "$sample traced, 2 ranks" "trace_$sample.log" 300 env IRIS_TRACE="$OUT/trace_$sample.json" "$exe" --ranks 2 $share
+      step "$sample trace opens with events of every rank" "trace_check_$sample.log" 60 \
+        python3 "$(dirname "$0")/check_trace.py" "$OUT/trace_$sample.json" 2
+      cat "$OUT/trace_check_$sample.log"
+      for i in 1 2 3; do
+        # shellcheck disable=SC2086
+        "$exe" --ranks 2 $share >>"$OUT/trace_cost_$sample.log" 2>&1
+        # shellcheck disable=SC2086
+        IRIS_TRACE="$OUT/trace_cost.json" "$exe" --ranks 2 $share 2>&1 | sed 's/^/traced: /' >>"$OUT/trace_cost_$sample.log"
+      done
+      grep validated "$OUT/trace_cost_$sample.log"
+    done
     ;;
   *) echo "unknown step $s"; exit 2 ;;
   esac
