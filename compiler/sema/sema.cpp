@@ -211,6 +211,7 @@ void KernelChecker::run() {
   for (const ast::StmtPtr& s : k_.body) has_roles |= s->kind == ast::StmtKind::Role;
   push();
   std::set<std::string> role_names;
+  std::vector<const ast::Stmt*> role_counts;  // roles whose program count evaluates
   for (const ast::StmtPtr& s : k_.body) {
     if (diags_.too_many_errors()) break;
     if (!has_roles || s->kind != ast::StmtKind::Role) {
@@ -267,10 +268,39 @@ void KernelChecker::run() {
     if (st->body.empty()) diags_.emit(DiagnosticKind::UnusedRole, s->name_range, {s->name});
     out_.roles.push_back(std::move(role));
     out_.body.push_back(std::move(st));
+    if (at_min) role_counts.push_back(s.get());
   }
+  roles_fit(role_counts);
   pop();
   pop();
   pop();
+}
+
+// Programs one SM of any target holds at most (sm_80 and sm_90: 32 resident blocks).
+constexpr std::int64_t kMaxProgramsPerSm = 32;
+
+void KernelChecker::roles_fit(const std::vector<const ast::Stmt*>& roles) {
+  if (roles.size() < 2) return;
+  for (std::int64_t sm : {opts_.min_sms, opts_.max_sms}) {
+    for (std::int64_t w = 1; w <= opts_.max_world; ++w) {
+      std::int64_t total = 0;
+      std::string counts;
+      for (const ast::Stmt* r : roles) {
+        LaunchEval ev{*this, sm, w, {}};
+        ValuePtr unused;
+        const auto n = ev.eval(*r->value, &unused);
+        if (!n) return;
+        if (__builtin_add_overflow(total, *n, &total)) total = INT64_MAX;
+        counts += (counts.empty() ? "" : " + ") + std::to_string(*n) + " (" + r->name + ")";
+      }
+      if (total > kMaxProgramsPerSm * sm) {
+        diags_.emit(DiagnosticKind::RolesCannotBeResident, roles.front()->value->range,
+                    {counts + " = " + std::to_string(total), "sms = " + std::to_string(sm) + ", world = " + std::to_string(w),
+                     std::to_string(kMaxProgramsPerSm * sm)});
+        return;
+      }
+    }
+  }
 }
 
 }  // namespace sema

@@ -34,6 +34,9 @@ class KernelChecker {
       : k_(k), opts_(opts), diags_(diags), out_(out) {}
 
   void run();
+  // Roles wait on each other, so all their programs must be resident at once: reports
+  // counts that exceed what any GPU holds (kMaxProgramsPerSm per SM) at some SM count.
+  void roles_fit(const std::vector<const ast::Stmt*>& roles);
 
   // ---- expressions (check_expr.cpp) -------------------------------------------------
   tir::ValuePtr expr(const ast::Expr& e);

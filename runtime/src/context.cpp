@@ -684,9 +684,13 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
         log(LogLevel::error, e.what());
         // Wake the other ranks (host collectives and device waits) before this
         // context's teardown waits for them.
+        // Most messages already start with "rank r: "; say it once.
+        std::string why = e.what();
+        const std::string tag = "rank " + std::to_string(r) + ": ";
+        if (why.rfind(tag, 0) == 0) why.erase(0, tag.size());
         const bool first = !job->failed.load();
-        job->fail("rank " + std::to_string(r) + " failed: " + e.what());
-        if (first) abort_thread_group(*group, "rank " + std::to_string(r) + ": " + e.what());
+        job->fail("rank " + std::to_string(r) + " failed: " + why);
+        if (first) abort_thread_group(*group, tag + why);
         ++failures;
       }
       ctx.reset();
