@@ -94,6 +94,7 @@ void GpuKernelPrinter::print() {
   line(1, "const long long iris_program = " + block_index() + ", iris_programs = " + grid_blocks() + ";");
   line(1, "(void)iris_program; (void)iris_programs;");
   const int kernel_line = line_of(k_.range);
+  line(1, "iris::device::TraceCursor iris_trace;");
   line(1, "if (" + thread_index() + " == 0) " + trace("program_begin", kernel_line, "-1", "0") + ";");
   if (k_.roles.empty()) {
     stmts(k_.body, 1);
@@ -139,7 +140,7 @@ std::string GpuKernelPrinter::site_literal(const Stmt& s) const {
 
 std::string GpuKernelPrinter::trace(const std::string& kind, int line, const std::string& peer,
                                     const std::string& value) const {
-  return "iris::device::trace_event(ctx, iris::device::TraceKind::" + kind + ", " +
+  return "iris_trace.record(ctx, iris::device::TraceKind::" + kind + ", " +
          std::to_string(iris::device::trace_kernel_id(k_.name.c_str())) + "u, " + std::to_string(line) + ", " + peer +
          ", (unsigned long long)(" + value + "))";
 }

@@ -110,7 +110,10 @@ void Tracer::collect() {
   events_.clear();
   // Oldest first: once the ring has wrapped, the oldest event is the next to overwrite.
   const std::size_t start = written > capacity_ ? static_cast<std::size_t>(written % capacity_) : 0;
-  for (std::size_t i = 0; i < n; ++i) events_.push_back(raw[(start + i) % capacity_]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const device::TraceEvent& e = raw[(start + i) % capacity_];
+    if (e.time_ns != 0) events_.push_back(e);  // slots a thread's chunk left unused
+  }
   std::stable_sort(events_.begin(), events_.end(),
                    [](const device::TraceEvent& a, const device::TraceEvent& b) { return a.time_ns < b.time_ns; });
   dropped_ = written > capacity_ ? written - capacity_ : 0;

@@ -35,8 +35,9 @@ struct TraceEvent {
 };
 static_assert(sizeof(TraceEvent) == 40, "TraceEvent layout must match host and device");
 
-// A ring: events[next % capacity] is written next; capacity is a power of two, so the
-// ring keeps the most recent `capacity` events (what a hang report wants).
+// A ring: events[next % capacity] is written next; capacity is a power of two (and a
+// multiple of TraceCursor::kChunk), so the ring keeps the most recent `capacity` events
+// (what a hang report wants). Slots never written hold zeros (time 0).
 struct TraceBuffer {
   unsigned long long capacity;
   unsigned long long next;
@@ -62,12 +63,8 @@ IRIS_DEVICE IRIS_FORCEINLINE u64 globaltimer() {
   return t;
 }
 
-IRIS_DEVICE IRIS_FORCEINLINE void trace_event(const Context& ctx, TraceKind kind, unsigned kernel, int line, int peer,
-                                              u64 value) {
-  TraceBuffer* t = ctx.trace;
-  if (t == nullptr) return;
-  const u64 i = atomicAdd(&t->next, 1ull);
-  TraceEvent& e = t->events[i & (t->capacity - 1)];
+IRIS_DEVICE IRIS_FORCEINLINE void write_trace_event(TraceEvent& e, TraceKind kind, unsigned kernel, int line, int peer,
+                                                    u64 value) {
   e.time_ns = globaltimer();
   e.kind = static_cast<unsigned>(kind);
   e.kernel = kernel;
@@ -77,6 +74,37 @@ IRIS_DEVICE IRIS_FORCEINLINE void trace_event(const Context& ctx, TraceKind kind
   e.reserved = 0;
   e.value = value;
 }
+
+// One event, its slot taken with an atomic on the ring's counter (a round trip to L2).
+IRIS_DEVICE IRIS_FORCEINLINE void trace_event(const Context& ctx, TraceKind kind, unsigned kernel, int line, int peer,
+                                              u64 value) {
+  TraceBuffer* t = ctx.trace;
+  if (t == nullptr) return;
+  const u64 i = atomicAdd(&t->next, 1ull);
+  write_trace_event(t->events[i & (t->capacity - 1)], kind, kernel, line, peer, value);
+}
+
+// A thread's events in chunks of the ring it reserves kChunk at a time: after the
+// first, an event is a handful of posted stores, with no round trip on the thread's
+// path (what a latency-bound loop of puts, signals and waits needs). irisc kernels
+// hold one per thread; the host ignores slots a chunk left unused.
+struct TraceCursor {
+  static constexpr u32 kChunk = 32;
+  TraceEvent* chunk = nullptr;
+  u32 used = kChunk;
+
+  IRIS_DEVICE IRIS_FORCEINLINE void record(const Context& ctx, TraceKind kind, unsigned kernel, int line, int peer,
+                                           u64 value) {
+    TraceBuffer* t = ctx.trace;
+    if (t == nullptr) return;
+    if (used == kChunk) {
+      const u64 first = atomicAdd(&t->next, static_cast<u64>(kChunk));
+      chunk = &t->events[first & (t->capacity - 1)];
+      used = 0;
+    }
+    write_trace_event(chunk[used++], kind, kernel, line, peer, value);
+  }
+};
 
 }  // namespace iris::device
 #endif  // IRIS_CUDA_COMPILER
