@@ -18,6 +18,7 @@ struct CudaModule {
 };
 
 // `source` names the file in the output and gives waits and trace events their lines.
-CudaModule emit_cuda(const tir::Module& module, const SourceBuffer& source);
+// With `trace_events`, kernels record trace events (iris/device/trace.hpp).
+CudaModule emit_cuda(const tir::Module& module, const SourceBuffer& source, bool trace_events = false);
 
 }  // namespace irisc

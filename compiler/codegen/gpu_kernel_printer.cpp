@@ -94,8 +94,8 @@ void GpuKernelPrinter::print() {
   line(1, "const long long iris_program = " + block_index() + ", iris_programs = " + grid_blocks() + ";");
   line(1, "(void)iris_program; (void)iris_programs;");
   const int kernel_line = line_of(k_.range);
-  line(1, "iris::device::TraceCursor iris_trace;");
-  line(1, "if (" + thread_index() + " == 0) " + trace("program_begin", kernel_line, "-1", "0") + ";");
+  if (trace_events_) line(1, "iris::device::TraceCursor iris_trace;");
+  trace_line(1, thread_index() + " == 0", "program_begin", kernel_line, "-1", "0");
   if (k_.roles.empty()) {
     stmts(k_.body, 1);
   } else {
@@ -116,7 +116,7 @@ void GpuKernelPrinter::print() {
       line(1, "iris_first += " + n + ";");
     }
   }
-  line(1, "if (" + thread_index() + " == 0) " + trace("program_end", kernel_line, "-1", "0") + ";");
+  trace_line(1, thread_index() + " == 0", "program_end", kernel_line, "-1", "0");
   line(0, "}");
 }
 
@@ -136,6 +136,12 @@ std::string GpuKernelPrinter::site_literal(const Stmt& s) const {
     text += " at " + file + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + stmt;
   }
   return cuda_string_literal(text);
+}
+
+void GpuKernelPrinter::trace_line(int depth, const std::string& cond, const std::string& kind, int at,
+                                  const std::string& peer, const std::string& value) {
+  if (!trace_events_) return;
+  line(depth, (cond.empty() ? std::string() : "if (" + cond + ") ") + trace(kind, at, peer, value) + ";");
 }
 
 std::string GpuKernelPrinter::trace(const std::string& kind, int line, const std::string& peer,
@@ -466,7 +472,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
     case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
     case StmtKind::Store: {
-      if (s.rank) line(depth, "if (" + thread_index() + " == 0) " + trace("put", line_of(s.range), rank_or_self(s.rank, depth), "0") + ";");
+      if (s.rank) trace_line(depth, thread_index() + " == 0", "put", line_of(s.range), rank_or_self(s.rank, depth), "0");
       if (s.view.rows && in_epilogue_) return epilogue_store(s, depth);
       if (s.view.rows) {
         const std::string L = layout2d(s.view.rows, s.view.size);
@@ -499,7 +505,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       line(depth + 1, "iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) + ">(ctx, " + p + ", " +
                           x + ", " + to + ", iris::device::SignalOp::" + (s.signal_op == SignalOp::add ? "add" : "set") +
                           ");");
-      line(depth + 1, trace("signal", line_of(s.range), to, x) + ";");
+      trace_line(depth + 1, "", "signal", line_of(s.range), to, x);
       line(depth, "}");
       return;
     }
@@ -508,11 +514,16 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       const std::string p = view_ptr_local(s.view, depth);
       const int at = line_of(s.range);
       line(depth, "if (" + leader() + ") {");
-      line(depth + 1, trace("wait_begin", at, "-1", x) + ";");
-      line(depth + 1, "const auto iris_seen = iris::device::wait_until<" + order_name(s.order) + ", " +
-                          scope_name(s.scope) + ">(ctx, " + p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x +
-                          ", iris::device::WaitSite{" + site_literal(s) + "});");
-      line(depth + 1, trace("wait_end", at, "-1", "iris_seen") + ";");
+      trace_line(depth + 1, "", "wait_begin", at, "-1", x);
+      const std::string wait = "iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) + ">(ctx, " +
+                               p + ", iris::device::Cmp::" + name(s.cmp) + ", " + x + ", iris::device::WaitSite{" +
+                               site_literal(s) + "})";
+      if (trace_events_) {
+        line(depth + 1, "const auto iris_seen = " + wait + ";");
+        trace_line(depth + 1, "", "wait_end", at, "-1", "iris_seen");
+      } else {
+        line(depth + 1, wait + ";");
+      }
       line(depth, "}");
       line(depth, sync() + ";");
       return;

@@ -30,6 +30,9 @@ class GpuKernelPrinter : public CppPrinter {
   // The source the kernel came from: waits name their file:line when they give up,
   // and trace events carry lines. Without it (or with an empty one) they carry none.
   void set_source(const SourceBuffer* source) { source_ = source && !source->text().empty() ? source : nullptr; }
+  // Prints trace events (iris/device/trace.hpp) at programs' start and end, puts,
+  // signals and waits. Off (the default): no trace code.
+  void set_trace_events(bool on) { trace_events_ = on; }
   void print();
 
  protected:
@@ -54,6 +57,7 @@ class GpuKernelPrinter : public CppPrinter {
   const tir::Kernel& k_;
   const contract::Kernel& contract_;
   const SourceBuffer* source_ = nullptr;
+  bool trace_events_ = false;
   int threads_ = 256;
 
  private:
@@ -73,8 +77,11 @@ class GpuKernelPrinter : public CppPrinter {
   // "kernel 'k' at file.iris:12:5: <statement>", as a C++ string literal.
   std::string site_literal(const Stmt& s) const;
   int line_of(SourceRange r) const;
-  // A trace event (iris/device/trace.hpp) of thread `who` ("" : every thread).
+  // A trace event (iris/device/trace.hpp) recorded by the thread that runs it.
   std::string trace(const std::string& kind, int line, const std::string& peer, const std::string& value) const;
+  // Prints `if (cond) <trace event>;` when trace events are on.
+  void trace_line(int depth, const std::string& cond, const std::string& kind, int line, const std::string& peer,
+                  const std::string& value);
 
   std::string var_name(int v) const;
   static std::string map_name(contract::MapRole role);

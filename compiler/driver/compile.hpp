@@ -23,6 +23,9 @@ struct CompileOptions {
   std::string target = "sm_90a";       // a name from compiler/target/targets.def
   int opt_level = 3;                   // 0..3, passed to the CUDA toolchain
   bool line_info = false;
+  // Kernels record trace events (iris/device/trace.hpp) when the launching job traces
+  // (Options::trace). Off: no trace code at all.
+  bool trace_events = false;
   std::map<std::string, std::int64_t> defines;  // -DNAME=VALUE
   std::vector<std::string> include_dirs;        // extra -I for the CUDA toolchain
   bool warnings_as_errors = false;

@@ -42,7 +42,7 @@ void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& op
   if (!emit) return finish(r, diags);
   CudaModule cm;
   try {
-    cm = emit_cuda(tm, source);
+    cm = emit_cuda(tm, source, options.trace_events);
   } catch (const std::logic_error& e) {
     diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {std::string("internal error: ") + e.what()});
     return finish(r, diags);

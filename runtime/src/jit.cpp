@@ -33,6 +33,7 @@ irisc::CompileOptions compile_options(const JitOptions& options) {
   irisc::CompileOptions co;
   co.target = options.target.empty() ? irisc::default_target().name : options.target;
   co.defines = options.defines;
+  co.trace_events = options.trace_events;
   return co;
 }
 
@@ -51,7 +52,8 @@ std::string key_for(std::string_view source, const std::string& name, const iris
   const irisc::CompilerIdentity id = irisc::compiler_identity();
   // Every option that can change the output, not just those JitOptions sets today.
   const std::string options = "O" + std::to_string(co.opt_level) + " lineinfo " + std::to_string(co.line_info) +
-                              " werror " + std::to_string(co.warnings_as_errors);
+                              " werror " + std::to_string(co.warnings_as_errors) + " trace " +
+                              std::to_string(co.trace_events);
   std::string include_dirs = std::to_string(co.include_dirs.size());
   for (const std::string& dir : co.include_dirs) include_dirs += ";" + std::to_string(dir.size()) + ":" + dir;
   return cache_key({"irisc-cubin-v2", id.version, id.contract, id.build_id, id.headers_digest, id.nvrtc,
@@ -108,6 +110,7 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
 Program jit_program(Context& ctx, std::string_view source, const std::string& name, const JitOptions& options) {
   JitOptions o = options;
   if (o.target.empty()) o.target = jit_target_for(ctx);
+  if (ctx.tracing()) o.trace_events = true;
   const std::int64_t begin = ctx.tracing() ? Context::trace_clock_ns() : 0;
   JitResult r = jit_compile(source, name, o);
   if (ctx.tracing()) ctx.trace_span("jit " + name, begin, Context::trace_clock_ns());

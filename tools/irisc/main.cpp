@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   std::string input, output, target = "sm_90a", emit = "cubin", dump_after, color = "auto", run_pass;
   std::vector<std::string> defines, includes;
   int opt = 3;
-  bool werror = false, time_passes = false, line_info = false, list_diags = false;
+  bool werror = false, time_passes = false, line_info = false, list_diags = false, trace_events = false;
   app.add_option("input", input, "the .iris source file, or a .tir listing (as --emit=tir writes it)");
   app.add_option("-o", output, "output file (default: <input stem>.<ext>; '-' for stdout)");
   std::vector<std::string> target_names;
@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
   app.add_option("-I", includes, "extra include directory for the CUDA toolchain")->allow_extra_args(false);
   app.add_option("-O", opt, "optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
   app.add_flag("-g", line_info, "keep source line information in PTX/cubin");
+  app.add_flag("--trace-events", trace_events,
+               "kernels record trace events (programs, puts, signals, waits with their lines) when the job "
+               "traces (IRIS_TRACE); without it they carry no trace code");
   app.add_flag("--Werror,-W", werror, "treat warnings as errors");
   app.add_option("--dump-ir-after", dump_after, "print the TIR after this pass (or 'all')");
   app.add_flag("--time-passes", time_passes, "print the time each pass took");
@@ -109,6 +112,7 @@ int main(int argc, char** argv) {
   o.target = target;
   o.opt_level = opt;
   o.line_info = line_info;
+  o.trace_events = trace_events;
   o.include_dirs = includes;
   o.warnings_as_errors = werror;
   o.dump_ir_after = dump_after;

@@ -23,6 +23,9 @@ struct JitOptions {
   std::map<std::string, std::int64_t> defines;  // compile-time parameters (-DNAME=VALUE)
   std::string target;                           // "" = from the GPU (sm_90a on Hopper, sm_80 on Ampere)
   bool use_cache = true;
+  // Kernels record trace events (irisc --trace-events); jit_program sets it when the
+  // context traces (Options::trace).
+  bool trace_events = false;
   std::filesystem::path cache_dir;              // "" = JitCache::default_dir() ($IRIS_CACHE_DIR, ...)
 };
 
