@@ -204,6 +204,7 @@ struct Context::Impl {
       // never drained): leave the memory to the process's end rather than free it
       // under them.
       (void)heap.release();
+      (void)tracer.release();  // its ring too: a kernel may still write events into it
       log_debug("rank ", boot->rank(), ": the job failed; its heap is left allocated until the process ends");
       return;
     }

@@ -80,12 +80,26 @@ add_custom_command(
   COMMENT "Embedding the iris device headers (fuzz build)"
   VERBATIM)
 
+# irisc's build id, generated again here for the same reason.
+file(GLOB_RECURSE IRISC_FUZZ_BUILD_ID_INPUTS CONFIGURE_DEPENDS
+     ${PROJECT_SOURCE_DIR}/compiler/* ${PROJECT_SOURCE_DIR}/templates/*)
+set(IRISC_FUZZ_BUILD_ID_CPP ${CMAKE_CURRENT_BINARY_DIR}/fuzz/build_id.cpp)
+add_custom_command(
+  OUTPUT ${IRISC_FUZZ_BUILD_ID_CPP}
+  COMMAND ${CMAKE_COMMAND} -DSOURCE_ROOT=${PROJECT_SOURCE_DIR} -DOUTPUT=${IRISC_FUZZ_BUILD_ID_CPP}
+          "-DTOOLCHAIN=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} fuzz"
+          -P ${PROJECT_SOURCE_DIR}/compiler/driver/build_id.cmake
+  DEPENDS ${IRISC_FUZZ_BUILD_ID_INPUTS}
+  COMMENT "Computing irisc's build id (fuzz build)"
+  VERBATIM)
+
 set(exclude_from_all EXCLUDE_FROM_ALL)
 if(IRISC_FUZZ)
   set(exclude_from_all)
 endif()
 add_executable(irisc_fuzz_frontend ${exclude_from_all}
-  ${CMAKE_CURRENT_LIST_DIR}/fuzz_frontend.cpp ${IRISC_FUZZ_LIB_SOURCES} ${IRISC_FUZZ_HEADERS_CPP})
+  ${CMAKE_CURRENT_LIST_DIR}/fuzz_frontend.cpp ${IRISC_FUZZ_LIB_SOURCES} ${IRISC_FUZZ_HEADERS_CPP}
+  ${IRISC_FUZZ_BUILD_ID_CPP})
 target_include_directories(irisc_fuzz_frontend PRIVATE ${PROJECT_SOURCE_DIR})
 target_include_directories(irisc_fuzz_frontend SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 # -O1 -g: fast enough to fuzz, precise stacks. Assertions stay on (no NDEBUG), whatever

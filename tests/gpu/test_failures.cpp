@@ -9,6 +9,8 @@
 
 #include "gpu_harness.hpp"
 
+IRIS_DECLARE_EMBEDDED(format_cubin)
+
 namespace iris::test {
 namespace {
 
@@ -151,6 +153,13 @@ TEST_F(Failures, TruncatedCodeObjectAndOverflowingSizesAreErrors) {
       truncated_error = e.what();
     }
     require(has(truncated_error, "the first 300 bytes of the test kernels"), "truncated: " + truncated_error);
+    std::string cubin_error;
+    try {
+      ctx.load_module(embedded::format_cubin().first(300), "the first 300 bytes of a cubin");
+    } catch (const Error& e) {
+      cubin_error = e.what();
+    }
+    require(has(cubin_error, "the first 300 bytes of a cubin is truncated"), "truncated cubin: " + cubin_error);
     try {
       auto t = ctx.zeros<float>(std::size_t{1} << 62);
     } catch (const Error& e) {
