@@ -170,7 +170,7 @@ struct Context::Impl {
     dctx.wait_timeout_ns = static_cast<unsigned long long>(opt.wait_timeout * 1e9);
     job->add(control);
 
-    runtime.impl_ = load_module_impl(embedded::runtime_kernels(), "libiris runtime kernels");
+    runtime.impl_ = runtime_module_impl(embedded::runtime_kernels(), "libiris runtime kernels");
     fill_u64 = runtime.kernel("iris_fill_u64");
     barrier = runtime.kernel("iris_device_barrier");
     for (int i = 0; i < kNumDTypes; ++i) {
@@ -633,6 +633,7 @@ int device_count() {
 
 int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
+  backend::select(options.backend);
   if (launched_by_mpi()) {
     backend::active().require();  // NoDeviceError before MPI starts
     auto boot = make_mpi_bootstrap(options.host_timeout);

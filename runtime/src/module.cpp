@@ -65,6 +65,14 @@ std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, 
   return impl;
 }
 
+std::shared_ptr<Module::Impl> runtime_module_impl(std::span<const std::byte> gpu_fatbin, const std::string& name) {
+  auto impl = std::make_shared<Module::Impl>();
+  impl->name = name;
+  impl->format = CodeObjectFormat::fatbin;
+  impl->handle = backend::active().runtime_module(gpu_fatbin, name);
+  return impl;
+}
+
 const std::string& Module::name() const {
   static const std::string none = "<no module>";
   return impl_ ? impl_->name : none;

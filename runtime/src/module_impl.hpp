@@ -26,5 +26,7 @@ struct Module::Impl {
 // are not a well-formed code object (checked before any driver call, see
 // code_object_check.hpp), and for code not built for this GPU.
 std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, const std::string& name);
+// libiris's own kernels on the active backend (see Backend::runtime_module).
+std::shared_ptr<Module::Impl> runtime_module_impl(std::span<const std::byte> gpu_fatbin, const std::string& name);
 
 }  // namespace iris

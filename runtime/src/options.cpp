@@ -39,6 +39,7 @@ Options Options::from_env() {
   if (const char* v = secure_getenv("IRIS_WAIT_TIMEOUT"); v && *v) o.wait_timeout = parse_seconds(v, "IRIS_WAIT_TIMEOUT");
   if (const char* v = secure_getenv("IRIS_HOST_TIMEOUT"); v && *v) o.host_timeout = parse_seconds(v, "IRIS_HOST_TIMEOUT");
   if (const char* v = secure_getenv("IRIS_TRACE"); v && *v) o.trace = v;
+  if (const char* v = secure_getenv("IRIS_BACKEND"); v && *v) o.backend = v;
   return o;
 }
 
@@ -54,6 +55,9 @@ void Options::validate() const {
   }
   if (!(host_timeout >= 0) || host_timeout > 1e9) {
     throw Error("host timeout must be a number of seconds >= 0 (0: forever), got " + std::to_string(host_timeout));
+  }
+  if (!backend.empty() && backend != "cuda" && backend != "host") {
+    throw Error("unknown backend '" + backend + "' (choose cuda or host)");
   }
   if (ranks < 0) throw Error("rank count must be positive (got " + std::to_string(ranks) + ")");
   if (ranks > device::kMaxRanks) {

@@ -27,11 +27,14 @@ struct Options {
   // and host spans (launches, barriers, allocations, JIT compiles), merged by rank 0 at
   // the end. Empty: no tracing, and no cost.
   std::string trace;
+  // The backend ranks run on: "cuda" (GPUs), "host" (CPU threads: libiris's runtime,
+  // heap, tensors and collectives; IRIS_BACKEND), or "" for IRIS_BACKEND, else cuda.
+  std::string backend;
 
   static constexpr std::size_t kHeapGranularity = std::size_t{2} << 20;  // 2 MiB
 
   // Defaults overridden by IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS (1/0),
-  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds), IRIS_TRACE (a file).
+  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds), IRIS_TRACE (a file), IRIS_BACKEND.
   static Options from_env();
 
   // Throws iris::Error naming the bad field and what would be valid.

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -156,6 +157,11 @@ class Backend {
   virtual void launch(FunctionHandle* function, Dim3 grid, Dim3 block, std::size_t shared_bytes,
                       StreamHandle* stream, void** args, std::string_view kernel_name) = 0;
 
+  // The module of libiris's own kernels (fill, arange, random, the device barrier, the
+  // trace clock), given the fatbin built for GPUs; a backend that cannot run it (host)
+  // supplies its own kernels of the same names and parameters.
+  virtual ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) = 0;
+
   // Encodes a tiled tensor map (a validated spec; see iris/tensor_map.hpp) into `out`.
   virtual void encode_tensor_map(const TensorMapSpec& spec, TensorMap* out) = 0;
 
@@ -184,9 +190,15 @@ class Backend {
   virtual void graph_exec_destroy(GraphExecHandle* exec) noexcept = 0;
 };
 
-// The backend libiris runs on (the CUDA driver; selected at build time once there are
-// several). Never throws: a missing driver shows up at the first call on it.
+// The backend libiris runs on: the one select() chose, else IRIS_BACKEND (cuda, the
+// default, or host). Never throws: a missing driver shows up at the first call on it.
 Backend& active();
+// Chooses the backend by name ("cuda" or "host"; "" keeps the current choice). Throws
+// iris::Error for another name. Call it before a job starts (iris::run does).
+void select(std::string_view name);
+// The implementations.
+Backend& cuda();
+Backend& host();
 
 }  // namespace backend
 }  // namespace iris

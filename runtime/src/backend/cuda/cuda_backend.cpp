@@ -314,6 +314,10 @@ class CudaBackend final : public Backend {
     if (rc != CUDA_SUCCESS) cuda::check(rc, "launch of kernel '" + std::string(kernel_name) + "'");
   }
 
+  ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) override {
+    return module_load(gpu_fatbin.data(), name);
+  }
+
   void encode_tensor_map(const TensorMapSpec& spec, TensorMap* out) override {
     static_assert(sizeof(CUtensorMap) == sizeof(TensorMap::opaque));
     const auto& api = cuda::driver();
@@ -445,7 +449,7 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-Backend& active() {
+Backend& cuda() {
   static CudaBackend cuda_backend;
   return cuda_backend;
 }

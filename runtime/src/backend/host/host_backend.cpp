@@ -1,0 +1,366 @@
+// The host backend: libiris on CPU threads. "Device" memory is host memory, streams run
+// what is enqueued at once and in order (so events, graphs and synchronize are plain),
+// ranks of one process share one address space (IPC hands out the pointer itself), and
+// libiris's own kernels (fill, arange, random, the device barrier) are C++ functions
+// with the GPU kernels' semantics. Modules of GPU code (cubin, fatbin, PTX) cannot run
+// here and are refused with a message.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/host/host_wait.hpp"
+#include "iris/dtype.hpp"
+
+namespace iris {
+
+// The backend's handles (opaque to the rest of libiris).
+struct StreamHandle {
+  int unused = 0;
+};
+struct EventHandle {
+  std::chrono::steady_clock::time_point when{};
+  bool recorded = false;
+};
+struct ModuleHandle;
+struct FunctionHandle;
+struct DriverContextHandle {
+  int device = 0;
+};
+struct GraphHandle;
+struct GraphExecHandle;
+
+namespace host {
+namespace {
+
+using namespace backend;
+using u64 = unsigned long long;
+using device::Cmp;
+
+// Ranks on the host backend: as many "devices" as ranks may be, so that a job needs no
+// GPU sharing; each runs a few programs at once.
+constexpr int kDevices = device::kMaxRanks;
+constexpr int kMultiprocessors = 4;
+
+bool compare(u64 seen, Cmp cmp, u64 value) {
+  switch (cmp) {
+    case Cmp::eq: return seen == value;
+    case Cmp::ne: return seen != value;
+    case Cmp::gt: return seen > value;
+    case Cmp::ge: return seen >= value;
+    case Cmp::lt: return seen < value;
+    case Cmp::le: return seen <= value;
+  }
+  return false;
+}
+
+// ---- libiris's kernels, on the host ----------------------------------------------------
+// Each takes the launch's argument pointers, as cuLaunchKernel does.
+using KernelFn = void (*)(void** args);
+
+template <class T> T arg(void** args, int i) {
+  T v;
+  std::memcpy(&v, args[i], sizeof v);
+  return v;
+}
+
+// The GPU kernels' generator (runtime_kernels.cu): element i's value depends only on
+// (seed, rank, i), so host and GPU runs draw the same numbers.
+u64 mix64(u64 z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+float uniform01(u64 bits) { return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f); }
+
+template <class T> T from_double(double v) {
+  if constexpr (std::is_same_v<T, half>) {
+    return half(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    return bfloat16(static_cast<float>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+template <class T> void arange(void** args) {
+  T* dst = arg<T*>(args, 1);
+  const u64 n = arg<u64>(args, 2);
+  for (u64 i = 0; i < n; ++i) dst[i] = from_double<T>(static_cast<double>(i));
+}
+
+template <class T> void random(void** args) {
+  T* dst = arg<T*>(args, 1);
+  const u64 n = arg<u64>(args, 2);
+  const int kind = arg<int>(args, 3);
+  const u64 seed = arg<u64>(args, 4);
+  const long long lo = arg<long long>(args, 5), hi = arg<long long>(args, 6);
+  const u64 key = mix64(seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull);
+  for (u64 i = 0; i < n; ++i) {
+    const u64 a = mix64(key ^ (2 * i));
+    double v;
+    if (kind == 0) {
+      v = uniform01(a);
+    } else if (kind == 1) {
+      const u64 b = mix64(key ^ (2 * i + 1));
+      const float u1 = std::fmax(uniform01(a), 1e-7f), u2 = uniform01(b);
+      v = std::sqrt(-2.0f * std::log(u1)) * std::cos(3.14159265358979f * 2.0f * u2);
+    } else {
+      const u64 span = static_cast<u64>(hi - lo);
+      v = static_cast<double>(lo + static_cast<long long>(a % span));
+    }
+    dst[i] = from_double<T>(v);
+  }
+}
+
+void fill_u64(void** args) {
+  u64* dst = arg<u64*>(args, 1);
+  const u64 n = arg<u64>(args, 2), bits = arg<u64>(args, 3);
+  for (u64 i = 0; i < n; ++i) dst[i] = bits;
+}
+
+// The device barrier's protocol (runtime_kernels.cu): this rank's epoch, stored into its
+// flag on every rank, then every rank's flag here awaited.
+void device_barrier(void** args) {
+  const auto& ctx = *static_cast<const device::Context*>(args[0]);
+  u64* flags = arg<u64*>(args, 1);
+  u64* epoch = arg<u64*>(args, 2);
+  const u64 e = ++*epoch;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (int r = 0; r < ctx.world; ++r) {
+    std::atomic_ref<u64>(*device::translate(ctx, flags + ctx.rank, r)).store(e, std::memory_order_release);
+  }
+  for (int r = 0; r < ctx.world; ++r) wait_until(ctx, flags + r, Cmp::ge, e, device::WaitSite{"the device barrier", r, 1});
+}
+
+void trace_clock(void** args) {
+  u64* out = arg<u64*>(args, 1);
+  *out = static_cast<u64>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count());
+}
+
+struct Function {
+  std::string name;
+  std::vector<std::size_t> param_sizes;
+  KernelFn fn;
+};
+
+constexpr std::size_t kContextBytes = sizeof(device::Context);
+
+std::vector<Function> runtime_functions() {
+  std::vector<Function> f;
+  f.push_back({"iris_fill_u64", {kContextBytes, 8, 8, 8}, fill_u64});
+  f.push_back({"iris_device_barrier", {kContextBytes, 8, 8}, device_barrier});
+  f.push_back({"iris_trace_clock", {kContextBytes, 8}, trace_clock});
+#define IRIS_HOST_DTYPE(NAME, T)                                                                          \
+  f.push_back({"iris_arange_" #NAME, {kContextBytes, 8, 8}, arange<T>});                                  \
+  f.push_back({"iris_random_" #NAME, {kContextBytes, 8, 8, 4, 8, 8, 8}, random<T>});
+  IRIS_HOST_DTYPE(f32, float)
+  IRIS_HOST_DTYPE(f16, half)
+  IRIS_HOST_DTYPE(bf16, bfloat16)
+  IRIS_HOST_DTYPE(i32, std::int32_t)
+  IRIS_HOST_DTYPE(i64, std::int64_t)
+  IRIS_HOST_DTYPE(u32, std::uint32_t)
+  IRIS_HOST_DTYPE(u64, std::uint64_t)
+#undef IRIS_HOST_DTYPE
+  return f;
+}
+
+struct HostModule {
+  std::string name;
+  std::vector<Function> functions;
+};
+
+HostModule* mod(ModuleHandle* h) { return reinterpret_cast<HostModule*>(h); }
+Function* fun(FunctionHandle* h) { return reinterpret_cast<Function*>(h); }
+
+[[noreturn]] void unsupported(const std::string& what) {
+  throw Error(what + " is not available on the host backend (IRIS_BACKEND=host)");
+}
+
+class HostBackend final : public Backend {
+ public:
+  const char* name() const override { return "host"; }
+  void require() override {}
+
+  int device_count() override { return kDevices; }
+  std::string device_name(int) override { return "host CPU"; }
+  int device_attribute(int, DeviceAttribute attribute) override {
+    switch (attribute) {
+      case DeviceAttribute::multiprocessors: return kMultiprocessors;
+      case DeviceAttribute::compute_capability_major:
+      case DeviceAttribute::compute_capability_minor: return 0;
+    }
+    return 0;
+  }
+  bool can_access_peer(int, int) override { return true; }
+  bool peer_native_atomics(int, int) override { return true; }
+
+  DriverContextHandle* retain_primary_context(int device) override { return &contexts_[device % kDevices]; }
+  void release_primary_context(int) noexcept override {}
+  void set_current_context(DriverContextHandle*) override {}
+  void enable_peer_access(DriverContextHandle*) override {}
+  void synchronize() override {}
+
+  void* mem_alloc(std::size_t bytes) override {
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    return p;  // nullptr: out of memory, as the interface says
+  }
+  void mem_free(void* ptr) noexcept override { std::free(ptr); }
+  void* host_alloc_mapped(std::size_t bytes, void** device_ptr) override {
+    void* p = std::calloc(1, bytes);
+    if (!p) throw std::bad_alloc();
+    *device_ptr = p;
+    return p;
+  }
+  void host_free_mapped(void* ptr) noexcept override { std::free(ptr); }
+  MemoryInfo memory_info() override { return {}; }
+  void memset(void* dst, unsigned char value, std::size_t bytes) override { std::memset(dst, value, bytes); }
+  void memset_async(void* dst, std::uint32_t value, std::size_t element_bytes, std::size_t count,
+                    StreamHandle*) override {
+    auto* d = static_cast<unsigned char*>(dst);
+    for (std::size_t i = 0; i < count; ++i) std::memcpy(d + i * element_bytes, &value, element_bytes);
+  }
+  void copy_to_host(void* host, const void* device, std::size_t bytes) override { std::memmove(host, device, bytes); }
+  void copy_from_host(void* device, const void* host, std::size_t bytes) override { std::memmove(device, host, bytes); }
+  void copy_device_async(void* dst, const void* src, std::size_t bytes, StreamHandle*) override {
+    std::memmove(dst, src, bytes);
+  }
+  void copy_async(void* dst, const void* src, std::size_t bytes, StreamHandle*) override { std::memmove(dst, src, bytes); }
+  void copy_peer_async(void* dst, DriverContextHandle*, const void* src, DriverContextHandle*, std::size_t bytes,
+                       StreamHandle*) override {
+    std::memmove(dst, src, bytes);
+  }
+
+  // Ranks of one process: the "handle" is the pointer.
+  IpcMemHandle ipc_export(void* base) override {
+    IpcMemHandle h{};
+    std::memcpy(h.bytes, &base, sizeof base);
+    return h;
+  }
+  void* ipc_open(const IpcMemHandle&) override {
+    unsupported("sharing memory between processes (mpirun); run the ranks as threads");
+  }
+  void ipc_close(void*) noexcept override {}
+
+  ModuleHandle* module_load(const void*, const std::string& name) override {
+    throw IncompatibleCodeError(name + " holds GPU code, which the host backend cannot run (it runs libiris's own "
+                                       "kernels; irisc kernels need a GPU backend for now)");
+  }
+  ModuleHandle* runtime_module(std::span<const std::byte>, const std::string& name) override {
+    auto* m = new HostModule{name, runtime_functions()};
+    return reinterpret_cast<ModuleHandle*>(m);
+  }
+  void module_unload(ModuleHandle* module) noexcept override { delete mod(module); }
+  FunctionHandle* module_function(ModuleHandle* module, const std::string& name) override {
+    for (Function& f : mod(module)->functions) {
+      if (f.name == name) return reinterpret_cast<FunctionHandle*>(&f);
+    }
+    return nullptr;
+  }
+  std::vector<std::string> module_function_names(ModuleHandle* module) override {
+    std::vector<std::string> out;
+    for (const Function& f : mod(module)->functions) out.push_back(f.name);
+    return out;
+  }
+  std::optional<ModuleGlobal> module_global(ModuleHandle*, const std::string&) override { return std::nullopt; }
+  std::vector<std::size_t> function_param_sizes(FunctionHandle* function) override { return fun(function)->param_sizes; }
+  void set_max_dynamic_shared_bytes(FunctionHandle*, std::size_t) override {}
+  int resident_blocks_per_sm(FunctionHandle*, int, std::size_t) override { return 1; }
+  int max_active_clusters(FunctionHandle*, int, int, std::size_t) override { return 0; }
+  void launch(FunctionHandle* function, Dim3, Dim3, std::size_t, StreamHandle*, void** args,
+              std::string_view) override {
+    fun(function)->fn(args);
+  }
+  void encode_tensor_map(const TensorMapSpec&, TensorMap*) override { unsupported("TMA tensor maps"); }
+
+  StreamHandle* stream_create() override { return new StreamHandle{}; }
+  void stream_destroy(StreamHandle* stream) noexcept override { delete stream; }
+  void stream_synchronize(StreamHandle*) override {}
+  bool stream_query(StreamHandle*) override { return true; }
+  void stream_wait_event(StreamHandle*, EventHandle*) override {}
+  EventHandle* event_create() override { return new EventHandle{}; }
+  void event_destroy(EventHandle* event) noexcept override { delete event; }
+  void event_record(EventHandle* event, StreamHandle*) override {
+    event->when = std::chrono::steady_clock::now();
+    event->recorded = true;
+  }
+  void event_synchronize(EventHandle*) override {}
+  float event_elapsed_ms(EventHandle* begin, EventHandle* end) override {
+    if (!begin->recorded || !end->recorded) throw Error("elapsed time of an event that was never recorded");
+    return std::chrono::duration<float, std::milli>(end->when - begin->when).count();
+  }
+
+  void capture_begin(StreamHandle*) override { unsupported("graph capture"); }
+  GraphHandle* capture_end(StreamHandle*) override { unsupported("graph capture"); }
+  void capture_abort(StreamHandle*) noexcept override {}
+  GraphExecHandle* graph_instantiate(GraphHandle*) override { unsupported("graphs"); }
+  void graph_destroy(GraphHandle*) noexcept override {}
+  void graph_launch(GraphExecHandle*, StreamHandle*) override { unsupported("graphs"); }
+  void graph_exec_destroy(GraphExecHandle*) noexcept override {}
+
+ private:
+  DriverContextHandle contexts_[kDevices] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+};
+
+}  // namespace
+
+u64 wait_until(const device::Context& ctx, const u64* flag, Cmp cmp, u64 value, const device::WaitSite& site) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  std::atomic_ref<u64> word(*const_cast<u64*>(flag));
+  for (unsigned polls = 0;; ++polls) {
+    const u64 seen = word.load(std::memory_order_acquire);
+    if (compare(seen, cmp, value)) return seen;
+    if (polls % 64 == 63 && ctx.control) {
+      if (std::atomic_ref<unsigned>(ctx.control->abort).load(std::memory_order_relaxed)) return seen;
+      const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
+      if (ctx.wait_timeout_ns && static_cast<u64>(waited) > ctx.wait_timeout_ns) {
+        device::Control* c = ctx.control;
+        unsigned expected = 0;
+        if (std::atomic_ref<unsigned>(c->fault).compare_exchange_strong(expected, 1u)) {
+          device::WaitFault& f = c->wait;
+          f.flag_offset = static_cast<u64>(reinterpret_cast<const char*>(flag) - ctx.heap_bases[ctx.rank]);
+          f.expected = static_cast<long long>(value);
+          f.seen = static_cast<long long>(seen);
+          f.waited_ns = static_cast<u64>(waited);
+          f.cmp = static_cast<int>(cmp);
+          f.peer = site.peer;
+          f.block = 0;
+          f.thread = 0;
+          f.width = 8;
+          f.kind = site.kind;
+          std::strncpy(f.site, site.text ? site.text : "", sizeof f.site - 1);
+          f.site[sizeof f.site - 1] = 0;
+          std::atomic_ref<unsigned>(c->fault).store(2u, std::memory_order_release);
+        }
+        std::atomic_ref<unsigned>(c->abort).store(1u, std::memory_order_relaxed);
+        return seen;
+      }
+    }
+    if (polls < 1024) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+}
+
+}  // namespace host
+
+namespace backend {
+Backend& host() {
+  static host::HostBackend host_backend;
+  return host_backend;
+}
+}  // namespace backend
+
+}  // namespace iris
