@@ -91,6 +91,25 @@ std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t h
 
 }  // namespace
 
+namespace {
+
+// What a failed job leaves allocated because a peer's kernel may still touch it: kept
+// (and reachable) here until the process ends, never freed under a running kernel.
+struct Quarantine {
+  std::mutex mu;
+  std::vector<std::unique_ptr<SymmetricHeap>> heaps;
+  std::vector<std::unique_ptr<Tracer>> tracers;
+  std::vector<device::Control*> controls;
+  std::vector<StreamHandle*> streams;
+};
+
+Quarantine& quarantine() {
+  static Quarantine* q = new Quarantine;  // never destroyed: kernels may outlive static destructors
+  return *q;
+}
+
+}  // namespace
+
 // What the ranks of one job share to stop together: the first failure, and each rank's
 // control block, whose abort word makes that rank's device waits stop waiting.
 struct Job {
@@ -203,8 +222,12 @@ struct Context::Impl {
       // A peer's kernels may still touch this heap (or this rank's own, if its stream
       // never drained): leave the memory to the process's end rather than free it
       // under them.
-      (void)heap.release();
-      (void)tracer.release();  // its ring too: a kernel may still write events into it
+      Quarantine& q = quarantine();
+      std::lock_guard<std::mutex> lock(q.mu);
+      q.heaps.push_back(std::move(heap));
+      q.tracers.push_back(std::move(tracer));  // its ring too: a kernel may still write events into it
+      q.controls.push_back(control);
+      q.streams.push_back(stream);
       log_debug("rank ", boot->rank(), ": the job failed; its heap is left allocated until the process ends");
       return;
     }
