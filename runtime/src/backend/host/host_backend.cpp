@@ -49,18 +49,6 @@ using device::Cmp;
 constexpr int kDevices = device::kMaxRanks;
 constexpr int kMultiprocessors = 4;
 
-bool compare(u64 seen, Cmp cmp, u64 value) {
-  switch (cmp) {
-    case Cmp::eq: return seen == value;
-    case Cmp::ne: return seen != value;
-    case Cmp::gt: return seen > value;
-    case Cmp::ge: return seen >= value;
-    case Cmp::lt: return seen < value;
-    case Cmp::le: return seen <= value;
-  }
-  return false;
-}
-
 // ---- libiris's kernels, on the host ----------------------------------------------------
 // Each takes the launch's argument pointers, as cuLaunchKernel does.
 using KernelFn = void (*)(void** args);
@@ -319,7 +307,7 @@ u64 wait_until(const device::Context& ctx, const u64* flag, Cmp cmp, u64 value, 
   std::atomic_ref<u64> word(*const_cast<u64*>(flag));
   for (unsigned polls = 0;; ++polls) {
     const u64 seen = word.load(std::memory_order_acquire);
-    if (compare(seen, cmp, value)) return seen;
+    if (device::detail::compare(seen, cmp, value)) return seen;
     if (polls % 64 == 63 && ctx.control) {
       if (std::atomic_ref<unsigned>(ctx.control->abort).load(std::memory_order_relaxed)) return seen;
       const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
@@ -327,19 +315,7 @@ u64 wait_until(const device::Context& ctx, const u64* flag, Cmp cmp, u64 value, 
         device::Control* c = ctx.control;
         unsigned expected = 0;
         if (std::atomic_ref<unsigned>(c->fault).compare_exchange_strong(expected, 1u)) {
-          device::WaitFault& f = c->wait;
-          f.flag_offset = static_cast<u64>(reinterpret_cast<const char*>(flag) - ctx.heap_bases[ctx.rank]);
-          f.expected = static_cast<long long>(value);
-          f.seen = static_cast<long long>(seen);
-          f.waited_ns = static_cast<u64>(waited);
-          f.cmp = static_cast<int>(cmp);
-          f.peer = site.peer;
-          f.block = 0;
-          f.thread = 0;
-          f.width = 8;
-          f.kind = site.kind;
-          std::strncpy(f.site, site.text ? site.text : "", sizeof f.site - 1);
-          f.site[sizeof f.site - 1] = 0;
+          device::detail::fill_wait_fault(c->wait, ctx, flag, cmp, value, seen, static_cast<u64>(waited), site, 0, 0);
           std::atomic_ref<unsigned>(c->fault).store(2u, std::memory_order_release);
         }
         std::atomic_ref<unsigned>(c->abort).store(1u, std::memory_order_relaxed);

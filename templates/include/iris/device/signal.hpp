@@ -22,6 +22,47 @@ struct WaitSite {
   int kind = 0;  // WaitFault::kind
 };
 
+namespace detail {
+
+// Whether a wait on `seen` is satisfied (device waits and the host backend's).
+template <class T>
+IRIS_HOST_DEVICE IRIS_FORCEINLINE bool compare(T seen, Cmp cmp, T value) {
+  switch (cmp) {
+    case Cmp::eq: return seen == value;
+    case Cmp::ne: return seen != value;
+    case Cmp::gt: return seen > value;
+    case Cmp::ge: return seen >= value;
+    case Cmp::lt: return seen < value;
+    case Cmp::le: return seen <= value;
+  }
+  return false;
+}
+
+// The report of a wait that gave up, for the host to put in words (device waits and
+// the host backend's fill it alike).
+template <class T>
+IRIS_HOST_DEVICE inline void fill_wait_fault(WaitFault& f, const Context& ctx, const T* flag, Cmp cmp, T value,
+                                             T seen, unsigned long long waited_ns, const WaitSite& site, int block,
+                                             int thread) {
+  f.flag_offset =
+      static_cast<unsigned long long>(reinterpret_cast<const char*>(flag) - ctx.heap_bases[ctx.rank]);
+  f.expected = static_cast<long long>(value);
+  f.seen = static_cast<long long>(seen);
+  f.waited_ns = waited_ns;
+  f.cmp = static_cast<int>(cmp);
+  f.peer = site.peer;
+  f.block = block;
+  f.thread = thread;
+  f.width = static_cast<int>(sizeof(T));
+  f.kind = site.kind;
+  int n = 0;
+  if (site.text) {
+    for (; n + 1 < static_cast<int>(sizeof(f.site)) && site.text[n]; ++n) f.site[n] = site.text[n];
+  }
+  f.site[n] = 0;
+}
+
+}  // namespace detail
 }  // namespace iris::device
 
 #if IRIS_CUDA_COMPILER
@@ -52,19 +93,6 @@ IRIS_DEVICE IRIS_FORCEINLINE void red_add(i64* p, i64 v) {
 }
 
 #undef IRIS_DETAIL_RED_STMT
-
-template <class T>
-IRIS_DEVICE IRIS_FORCEINLINE bool compare(T seen, Cmp cmp, T value) {
-  switch (cmp) {
-    case Cmp::eq: return seen == value;
-    case Cmp::ne: return seen != value;
-    case Cmp::gt: return seen > value;
-    case Cmp::ge: return seen >= value;
-    case Cmp::lt: return seen < value;
-    case Cmp::le: return seen <= value;
-  }
-  return false;
-}
 
 // The first polls spin back to back: a flag that arrives within them is
 // seen one load latency later, which is what ping-pong latency measures.
@@ -127,27 +155,45 @@ IRIS_DEVICE __noinline__ void record_gave_up(const Context& ctx, const T* flag, 
                                              const WaitSite& site) {
   Control* c = ctx.control;
   if (atomicCAS(&c->fault, 0u, 1u) == 0u) {
-    WaitFault& f = c->wait;
-    f.flag_offset = static_cast<u64>(reinterpret_cast<const char*>(flag) - ctx.heap_bases[ctx.rank]);
-    f.expected = static_cast<long long>(value);
-    f.seen = static_cast<long long>(seen);
-    f.waited_ns = waited;
-    f.cmp = static_cast<int>(cmp);
-    f.peer = site.peer;
-    f.block = static_cast<int>(blockIdx.x);
-    f.thread = static_cast<int>(threadIdx.x);
-    f.width = static_cast<int>(sizeof(T));
-    f.kind = site.kind;
-    int n = 0;
-    if (site.text) {
-      for (; n + 1 < static_cast<int>(sizeof(f.site)) && site.text[n]; ++n) f.site[n] = site.text[n];
-    }
-    f.site[n] = 0;
+    fill_wait_fault(c->wait, ctx, flag, cmp, value, seen, waited, site, static_cast<int>(blockIdx.x),
+                    static_cast<int>(threadIdx.x));
     __threadfence_system();
     atomic_store<Order::release, Scope::system>(&c->fault, 2u);
   }
   // Every other wait of this rank stops at its next check; the host reports this one.
   atomic_store<Order::relaxed, Scope::system>(&c->abort, 1u);
+}
+
+// The wait loop. With kWatch it looks at the abort word and the clock every
+// kPollsPerCheck polls (ctx.control set) and gives up as wait_until(ctx, ...) says;
+// without, it spins until the flag is satisfied.
+template <Order O, Scope S, bool kWatch, class T>
+IRIS_DEVICE IRIS_FORCEINLINE T spin_until(const Context* ctx, const T* local_flag, Cmp cmp, T value,
+                                          const WaitSite& site) {
+  u32 polls = 0;
+  u32 sleep_ns = kFirstSleepNs;
+  u64 start = 0;
+  for (;;) {
+    const T seen = atomic_load<O, S>(local_flag);
+    if (compare(seen, cmp, value)) return seen;
+    ++polls;
+    if constexpr (kWatch) {
+      if (polls % kPollsPerCheck == 0 && ctx->control) {
+        if (atomic_load<Order::relaxed, Scope::system>(&ctx->control->abort)) return seen;
+        const u64 now = globaltimer();
+        if (start == 0) {
+          start = now;
+        } else if (ctx->wait_timeout_ns && now - start > ctx->wait_timeout_ns) {
+          record_gave_up(*ctx, local_flag, cmp, value, seen, now - start, site);
+          return seen;
+        }
+      }
+    }
+    if (polls >= kTightPolls) {
+      nanosleep(sleep_ns);
+      sleep_ns = sleep_ns < kMaxSleepNs ? sleep_ns * 2 : sleep_ns;
+    }
+  }
 }
 
 }  // namespace detail
@@ -165,29 +211,10 @@ IRIS_DEVICE T wait_until(const Context& ctx, const T* local_flag, Cmp cmp, T val
   static_assert(O == Order::relaxed || O == Order::acquire,
                 "wait cannot have release ordering (use relaxed or acquire)");
   static_assert(detail::is_int_word_v<T>, "wait_until flags must be u32, i32, u64 or i64");
+  // Equal to O whenever O is valid; keeps an invalid O from being reported
+  // a second time by atomic_load.
   constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::acquire;
-  u32 polls = 0;
-  u32 sleep_ns = detail::kFirstSleepNs;
-  u64 start = 0;
-  for (;;) {
-    const T seen = atomic_load<kOrder, S>(local_flag);
-    if (detail::compare(seen, cmp, value)) return seen;
-    ++polls;
-    if (polls % detail::kPollsPerCheck == 0 && ctx.control) {
-      if (atomic_load<Order::relaxed, Scope::system>(&ctx.control->abort)) return seen;
-      const u64 now = globaltimer();
-      if (start == 0) {
-        start = now;
-      } else if (ctx.wait_timeout_ns && now - start > ctx.wait_timeout_ns) {
-        detail::record_gave_up(ctx, local_flag, cmp, value, seen, now - start, site);
-        return seen;
-      }
-    }
-    if (polls >= detail::kTightPolls) {
-      detail::nanosleep(sleep_ns);
-      sleep_ns = sleep_ns < detail::kMaxSleepNs ? sleep_ns * 2 : sleep_ns;
-    }
-  }
+  return detail::spin_until<kOrder, S, true>(&ctx, local_flag, cmp, value, site);
 }
 
 // The same wait without a context: it can neither time out nor see an abort, so a
@@ -197,21 +224,8 @@ IRIS_DEVICE T wait_until(const T* local_flag, Cmp cmp, T value) {
   static_assert(O == Order::relaxed || O == Order::acquire,
                 "wait cannot have release ordering (use relaxed or acquire)");
   static_assert(detail::is_int_word_v<T>, "wait_until flags must be u32, i32, u64 or i64");
-  // Equal to O whenever O is valid; keeps an invalid O from being reported
-  // a second time by atomic_load.
   constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::acquire;
-  u32 polls = 0;
-  u32 sleep_ns = detail::kFirstSleepNs;
-  for (;;) {
-    const T seen = atomic_load<kOrder, S>(local_flag);
-    if (detail::compare(seen, cmp, value)) return seen;
-    if (polls < detail::kTightPolls) {
-      ++polls;
-    } else {
-      detail::nanosleep(sleep_ns);
-      sleep_ns = sleep_ns < detail::kMaxSleepNs ? sleep_ns * 2 : sleep_ns;
-    }
-  }
+  return detail::spin_until<kOrder, S, false>(nullptr, local_flag, cmp, value, WaitSite{});
 }
 
 }  // namespace iris::device
