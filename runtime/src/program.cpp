@@ -53,17 +53,6 @@ bool runtime_dtype(contract::DType t, DType* out) {
   return false;
 }
 
-std::size_t contract_dtype_bytes(contract::DType t) {
-  switch (t) {
-    case contract::DType::f16:
-    case contract::DType::bf16: return 2;
-    case contract::DType::i64:
-    case contract::DType::u64: return 8;
-    case contract::DType::boolean: return 1;
-    default: return 4;
-  }
-}
-
 bool is_float(contract::DType t) {
   return t == contract::DType::f32 || t == contract::DType::f16 || t == contract::DType::bf16;
 }
@@ -141,34 +130,25 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
     };
     note(k.grid);
     for (const contract::Role& r : k.roles) note(r.programs);
-    if (uses_resident) {
-      if (k.dynamic_shared_bytes > (48 << 10)) {
-        bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
-      }
-      p.resident = bk.resident_blocks_per_sm(p.function.handle(), k.threads,
-                                             static_cast<std::size_t>(k.dynamic_shared_bytes));
-      if (p.resident < 1) {
+    if (k.dynamic_shared_bytes > (48 << 10) && (uses_resident || !k.roles.empty() || k.cluster > 1)) {
+      bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
+    }
+    if (uses_resident || !k.roles.empty()) {
+      const int per_sm = bk.resident_blocks_per_sm(p.function.handle(), k.threads,
+                                                   static_cast<std::size_t>(k.dynamic_shared_bytes));
+      if (uses_resident && per_sm < 1) {
         throw Error(who + ": not one program of " + std::to_string(k.threads) + " threads and " +
                     std::to_string(k.dynamic_shared_bytes) + " bytes of dynamic shared memory fits on a multiprocessor");
       }
-    }
-    if (!k.roles.empty()) {
+      if (uses_resident) p.resident = per_sm;
       // Roles wait on each other (a consumer spins until a producer signals), so every
       // program must be resident at once: a waiting program that holds an SM while the
       // program it waits for cannot start would deadlock.
-      if (k.dynamic_shared_bytes > (48 << 10)) {
-        bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
-      }
-      const int per_sm = bk.resident_blocks_per_sm(p.function.handle(), k.threads,
-                                                   static_cast<std::size_t>(k.dynamic_shared_bytes));
-      p.co_resident = static_cast<std::int64_t>(per_sm) * ctx.multiprocessors();
+      if (!k.roles.empty()) p.co_resident = static_cast<std::int64_t>(per_sm) * ctx.multiprocessors();
     }
     if (k.cluster > 1) {
       // A persistent grid of clusters must be resident at once: a GPC whose SM count is
       // not a multiple of the cluster leaves SMs out, so the SM count is not the bound.
-      if (k.dynamic_shared_bytes > (48 << 10)) {
-        bk.set_max_dynamic_shared_bytes(p.function.handle(), static_cast<std::size_t>(k.dynamic_shared_bytes));
-      }
       p.clusters = bk.max_active_clusters(p.function.handle(), k.cluster, k.threads,
                                           static_cast<std::size_t>(k.dynamic_shared_bytes));
       if (p.clusters < 1) {
@@ -318,7 +298,7 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
                   " but the tensor passed has shape " + shape_text(arg.shape()));
     }
     // The kernel addresses every element of the shape: it must lie inside the buffer.
-    std::size_t need = contract_dtype_bytes(p.dtype);
+    std::size_t need = dtype_size(arg.dtype());  // the parameter's, checked above
     bool overflow = false;
     for (std::int64_t d : arg.shape()) {
       overflow = overflow || d < 0 || __builtin_mul_overflow(need, static_cast<std::size_t>(d), &need);
