@@ -60,12 +60,7 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
     }
   }
   float d[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) d[i][j][e] = 0.f;
+  detail::zero_fragments(d);
 
   for (long long k0 = 0; k0 < k_extent; k0 += BK) {
     // A slice: 8 consecutive k per thread and step, one 16-byte load where whole.

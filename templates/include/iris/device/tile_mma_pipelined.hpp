@@ -98,12 +98,7 @@ IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, lon
   };
 
   float d[MT][NT][4];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) d[i][j][e] = 0.f;
+  detail::zero_fragments(d);
 
 #pragma unroll
   for (int s = 0; s < S - 1; ++s) {

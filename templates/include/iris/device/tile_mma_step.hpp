@@ -41,6 +41,17 @@ IRIS_DEVICE IRIS_FORCEINLINE void mma_16816(float (&d)[4], const unsigned (&a)[4
   }
 }
 
+// Clears a warp's accumulator fragments before a mainloop.
+template <int MT, int NT>
+IRIS_DEVICE IRIS_FORCEINLINE void zero_fragments(float (&d)[MT][NT][4]) {
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) d[i][j][e] = 0.f;
+}
+
 // The accumulator fragments d[MT][NT] of a warp whose block is at (wm, wn) -> shared
 // memory -> the tile's slot order in acc (Layout2D, which every other tile operation
 // expects). `smem`: rows x (cols + 4) floats; every thread of the program calls it, and
