@@ -81,17 +81,9 @@ add_custom_command(
   VERBATIM)
 
 # irisc's build id, generated again here for the same reason.
-file(GLOB_RECURSE IRISC_FUZZ_BUILD_ID_INPUTS CONFIGURE_DEPENDS
-     ${PROJECT_SOURCE_DIR}/compiler/* ${PROJECT_SOURCE_DIR}/templates/*)
+include(IriscBuildId)
 set(IRISC_FUZZ_BUILD_ID_CPP ${CMAKE_CURRENT_BINARY_DIR}/fuzz/build_id.cpp)
-add_custom_command(
-  OUTPUT ${IRISC_FUZZ_BUILD_ID_CPP}
-  COMMAND ${CMAKE_COMMAND} -DSOURCE_ROOT=${PROJECT_SOURCE_DIR} -DOUTPUT=${IRISC_FUZZ_BUILD_ID_CPP}
-          "-DTOOLCHAIN=${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION} fuzz"
-          -P ${PROJECT_SOURCE_DIR}/compiler/driver/build_id.cmake
-  DEPENDS ${IRISC_FUZZ_BUILD_ID_INPUTS}
-  COMMENT "Computing irisc's build id (fuzz build)"
-  VERBATIM)
+irisc_build_id_source(${IRISC_FUZZ_BUILD_ID_CPP} fuzz)
 
 set(exclude_from_all EXCLUDE_FROM_ALL)
 if(IRISC_FUZZ)
