@@ -41,7 +41,7 @@ constexpr std::size_t kMaxPlainKey = 128;
 constexpr char kTempInfix[] = ".tmp.";
 
 std::string env(const char* name) {
-  const char* value = std::getenv(name);
+  const char* value = secure_getenv(name);
   return value ? std::string(value) : std::string();
 }
 
