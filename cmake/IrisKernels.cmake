@@ -1,10 +1,11 @@
 # iris_add_kernels(<target> FILES <a.iris>... [GPU_TARGET sm_90a] [DEFINES NAME=VALUE...])
 #
 # Compiles .iris files with irisc at build time. For each <stem>.iris:
-#   - <stem>.iris.hpp on <target>'s include path: the cubin and a typed launcher class
-#     (iris_kernels::<stem>::Kernels) -- the embedded path;
-#   - <stem>.cubin next to <target>'s binary (what `irisc file.iris` makes) and a copy
-#     of <stem>.iris there (what the JIT compiles at run time).
+#   - <stem>.iris.hpp on <target>'s include path: the cubin, the host code object and a
+#     typed launcher class (iris_kernels::<stem>::Kernels) -- the embedded path;
+#   - <stem>.cubin next to <target>'s binary (what `irisc file.iris` makes), <stem>.host
+#     there (`irisc --target=host`, for the host backend) and a copy of <stem>.iris
+#     there (what the JIT compiles at run time).
 function(iris_add_kernels target)
   cmake_parse_arguments(ARG "" "GPU_TARGET" "FILES;DEFINES" ${ARGN})
   if(NOT ARG_GPU_TARGET)
@@ -25,17 +26,19 @@ function(iris_add_kernels target)
     get_filename_component(stem ${f} NAME_WE)
     set(hdr ${gen}/${stem}.iris.hpp)
     set(cubin ${outdir}/${stem}.cubin)
+    set(host ${outdir}/${stem}.host)
     set(copy ${outdir}/${stem}.iris)
     add_custom_command(
-      OUTPUT ${hdr} ${cubin} ${copy}
+      OUTPUT ${hdr} ${cubin} ${host} ${copy}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
       COMMAND irisc ${abs} --emit=header --target=${ARG_GPU_TARGET} ${defs} -o ${hdr}
       COMMAND irisc ${abs} --target=${ARG_GPU_TARGET} ${defs} -o ${cubin}
+      COMMAND irisc ${abs} --target=host ${defs} -o ${host}
       COMMAND ${CMAKE_COMMAND} -E copy ${abs} ${copy}
       DEPENDS ${abs} irisc
       COMMENT "irisc ${f}"
       VERBATIM)
-    list(APPEND outs ${hdr} ${cubin} ${copy})
+    list(APPEND outs ${hdr} ${cubin} ${host} ${copy})
   endforeach()
   add_custom_target(${target}_iris_kernels DEPENDS ${outs})
   add_dependencies(${target} ${target}_iris_kernels)

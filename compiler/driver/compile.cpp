@@ -13,6 +13,7 @@
 #include "compiler/parse/parser.hpp"
 #include "compiler/sema/sema.hpp"
 #include "compiler/toolchain/device_headers.hpp"
+#include "compiler/tir/tir.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 
 namespace irisc {
@@ -77,7 +78,9 @@ SemaOptions sema_options(const CompileOptions& o, const Target& t) {
 
 }  // namespace
 
-CompileResult compile(const SourceBuffer& source, const CompileOptions& options) {
+namespace {
+
+CompileResult compile_impl(const SourceBuffer& source, const CompileOptions& options, tir::Module* keep) {
   CompileResult r;
   Diagnostics diags(&source);
   diags.set_warnings_as_errors(options.warnings_as_errors);
@@ -122,7 +125,20 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
     return r;
   }
   driver::lower(tm, source, options, *target, /*passes_for_listing=*/true, diags, r);
+  if (keep && r.ok) *keep = std::move(tm);
   return r;
+}
+
+}  // namespace
+
+CompileResult compile(const SourceBuffer& source, const CompileOptions& options) {
+  return compile_impl(source, options, nullptr);
+}
+
+CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module) {
+  CompileOptions o = options;
+  o.stop_after = Stage::tir;
+  return compile_impl(source, o, module);
 }
 
 }  // namespace irisc

@@ -15,6 +15,10 @@
 
 namespace irisc {
 
+namespace tir {
+struct Module;
+}
+
 enum class Stage { tokens, ast, tir, cuda, ptx, cubin };
 const char* stage_name(Stage s);
 
@@ -37,6 +41,8 @@ struct CompileOptions {
 struct CompileResult {
   bool ok = false;
   std::string tokens, ast, tir, cuda, ptx, metadata;
+  // The code object: a cubin, or for the host target a host code object
+  // (codegen/host_code.hpp).
   std::vector<std::byte> cubin;
   std::string pass_dumps, pass_timing;
   std::string toolchain_log;
@@ -47,6 +53,10 @@ struct CompileResult {
 };
 
 CompileResult compile(const SourceBuffer& source, const CompileOptions& options);
+
+// compile() through the pass pipeline, stopping there, with the module itself in
+// `module` when the result is ok: what the host backend interprets.
+CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module);
 
 // The same from a TIR listing (tir_print / tir_read format, a .tir file) instead of
 // .iris source: no lex/parse/sema. The text is read and verified (BadTir when it is

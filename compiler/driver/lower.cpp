@@ -1,9 +1,12 @@
 // The shared back half of the drivers (see lower.hpp).
 #include "compiler/driver/lower.hpp"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "compiler/codegen/emit_cuda.hpp"
+#include "compiler/codegen/host_code.hpp"
+#include "compiler/codegen/metadata.hpp"
 #include "compiler/passes/pipeline.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 
@@ -24,6 +27,30 @@ const Target* find_target_or_report(const CompileOptions& options, Diagnostics& 
   return target;
 }
 
+namespace {
+
+// The host target: the launch contract, and the source as a host code object; there is
+// no CUDA or PTX to show.
+void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, Diagnostics& diags,
+               CompileResult& r) {
+  if (options.stop_after == Stage::cuda || options.stop_after == Stage::ptx) {
+    diags.emit_unlocated(DiagnosticKind::StageNotForTarget, {stage_name(options.stop_after), tm.target->name});
+    return finish(r, diags);
+  }
+  r.metadata = contract::write(launch_contract(tm));
+  HostCode code;
+  code.name = source.name();
+  code.defines = options.defines;
+  code.trace_events = options.trace_events;
+  code.source = std::string(source.text());
+  const std::string bytes = write_host_code(code);
+  r.cubin.resize(bytes.size());
+  std::memcpy(r.cubin.data(), bytes.data(), bytes.size());
+  finish(r, diags);
+}
+
+}  // namespace
+
 void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, const Target& target,
            bool passes_for_listing, Diagnostics& diags, CompileResult& r) {
   tm.target = &target;
@@ -40,6 +67,7 @@ void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& op
   }
   r.tir = tir::print(tm);
   if (!emit) return finish(r, diags);
+  if (target.toolchain == ToolchainKind::interpreter) return host_code(tm, source, options, diags, r);
   CudaModule cm;
   try {
     cm = emit_cuda(tm, source, options.trace_events);

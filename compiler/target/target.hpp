@@ -17,7 +17,7 @@ enum class TargetId : std::uint8_t {
 };
 
 enum class Vendor : std::uint8_t { nvidia, amd, host };
-enum class ToolchainKind : std::uint8_t { nvrtc, comgr, clang, host_cxx };
+enum class ToolchainKind : std::uint8_t { nvrtc, comgr, clang, interpreter };
 
 struct Target {
   TargetId id;

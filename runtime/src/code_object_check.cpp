@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "compiler/codegen/host_code.hpp"
 #include "iris/error.hpp"
 
 namespace iris {
@@ -265,6 +266,14 @@ void check_ptx(Bytes b, const Subject& s) {
   }
 }
 
+// ---- host code ------------------------------------------------------------------------------
+void check_host(Bytes b, const Subject& s) {
+  irisc::HostCode code;
+  std::string why;
+  if (!irisc::read_host_code(b, &code, &why)) corrupt(s, "it is a malformed host code object: " + why);
+  check_ptx(b, s);  // text: no NUL inside (the backend reads it NUL-terminated)
+}
+
 }  // namespace
 
 void check_code_object(std::span<const std::byte> bytes, CodeObjectFormat format, const std::string& name) {
@@ -273,9 +282,10 @@ void check_code_object(std::span<const std::byte> bytes, CodeObjectFormat format
     case CodeObjectFormat::cubin: check_elf(bytes, s); return;
     case CodeObjectFormat::fatbin: check_fatbin(bytes, s); return;
     case CodeObjectFormat::ptx: check_ptx(bytes, s); return;
+    case CodeObjectFormat::host: check_host(bytes, s); return;
     case CodeObjectFormat::unknown: break;
   }
-  throw Error(name + " is not a code object (expected a cubin, a fatbin or PTX text; it is " +
+  throw Error(name + " is not a code object (expected a cubin, a fatbin, PTX text or host code; it is " +
               std::to_string(bytes.size()) + " bytes that look like none of them)");
 }
 

@@ -548,6 +548,9 @@ void Context::barrier() {
   span.end("barrier");
 }
 
+const char* Context::backend() const { return backend::active().name(); }
+bool Context::on_host() const { return std::string_view(backend()) == "host"; }
+
 bool Context::tracing() const { return impl_->tracer != nullptr; }
 
 void Context::trace_span(std::string_view name, std::int64_t begin_ns, std::int64_t end_ns) {

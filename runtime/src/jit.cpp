@@ -64,6 +64,7 @@ std::string key_for(std::string_view source, const std::string& name, const iris
 
 std::string jit_target_for(const Context& ctx) {
   auto& bk = backend::active();
+  if (ctx.on_host()) return "host";
   const int major = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_major);
   const int minor = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_minor);
   if (const irisc::Target* t = irisc::target_for_compute_capability(major, minor)) return t->name;

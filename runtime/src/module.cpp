@@ -4,6 +4,7 @@
 
 #include "backend/backend.hpp"
 #include "code_object_check.hpp"
+#include "compiler/codegen/host_code.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
 #include "module_impl.hpp"
@@ -15,6 +16,7 @@ CodeObjectFormat detect_code_object_format(std::span<const std::byte> bytes) {
   if (bytes.size() >= 4 && at(0) == 0x7f && at(1) == 'E' && at(2) == 'L' && at(3) == 'F') return CodeObjectFormat::cubin;
   // nvcc -fatbin output starts with the little-endian fatbin magic 0xBA55ED50.
   if (bytes.size() >= 16 && at(0) == 0x50 && at(1) == 0xED && at(2) == 0x55 && at(3) == 0xBA) return CodeObjectFormat::fatbin;
+  if (irisc::is_host_code(bytes)) return CodeObjectFormat::host;
   // PTX is text: look for its mandatory ".version" directive near the top.
   const size_t n = bytes.size() < 4096 ? bytes.size() : 4096;
   std::string_view head(reinterpret_cast<const char*>(bytes.data()), n);
@@ -32,6 +34,7 @@ const char* code_object_format_name(CodeObjectFormat f) {
     case CodeObjectFormat::cubin: return "cubin";
     case CodeObjectFormat::fatbin: return "fatbin";
     case CodeObjectFormat::ptx: return "PTX";
+    case CodeObjectFormat::host: return "host code";
     case CodeObjectFormat::unknown: return "unknown";
   }
   return "?";
@@ -49,10 +52,16 @@ std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, 
   auto impl = std::make_shared<Module::Impl>();
   impl->name = name;
   impl->format = format;
-  // PTX must reach the driver NUL-terminated; binaries are passed as they are.
+  const bool host_backend = std::string_view(backend::active().name()) == "host";
+  if (format == CodeObjectFormat::host && !host_backend) {
+    throw Error("cannot load " + name + ": it is host code (irisc --target=host), which runs on the host backend only "
+                "(IRIS_BACKEND=host); compile for this GPU instead (the JIT picks its target)");
+  }
+  // PTX and host code must reach the backend NUL-terminated; binaries are passed as
+  // they are.
   std::string ptx;
   const void* image = code.data();
-  if (format == CodeObjectFormat::ptx) {
+  if (format == CodeObjectFormat::ptx || format == CodeObjectFormat::host) {
     ptx.assign(reinterpret_cast<const char*>(code.data()), code.size());
     image = ptx.c_str();
   }

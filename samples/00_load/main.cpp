@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     const int from = (ctx.rank() + 1) % ctx.world();
     auto src = ctx.rand<float>(n, 42);
     auto dst = ctx.full<float>(n, -1.0);
-    Kernel k = ctx.load_module(embedded::sample_kernels(), "00_load kernels").kernel("load_from_peer");
+    Kernel k = cuda_kernel(ctx, args, embedded::sample_kernels(), "00_load kernels", "load_from_peer");
     const unsigned long long n16 = n / 4;
     const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n);

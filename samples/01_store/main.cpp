@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     const int from = (ctx.rank() + ctx.world() - 1) % ctx.world();
     auto src = ctx.rand<float>(n, 7);
     auto dst = ctx.full<float>(n, -1.0);
-    Kernel k = ctx.load_module(embedded::sample_kernels(), "01_store kernels").kernel("store_to_peer");
+    Kernel k = cuda_kernel(ctx, args, embedded::sample_kernels(), "01_store kernels", "store_to_peer");
     const unsigned long long n16 = n / 4;
     const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n);

@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     const std::size_t n = args.bytes / 16 * 4;
     auto src = ctx.randn<float>(n, 3);
     auto dst = ctx.full<float>(n, -1.0);
-    Kernel k = ctx.load_module(embedded::sample_kernels(), "02_all_load kernels").kernel("sum_all_ranks");
+    Kernel k = cuda_kernel(ctx, args, embedded::sample_kernels(), "02_all_load kernels", "sum_all_ranks");
     const unsigned long long n16 = n / 4;
     const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     ctx.barrier();  // every rank's source is initialised

@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     const auto world = static_cast<std::int64_t>(ctx.world());
     auto src = ctx.rand<float>(n, 11);
     auto dst = ctx.full<float>({world, static_cast<std::int64_t>(n)}, -1.0);
-    Kernel k = ctx.load_module(embedded::sample_kernels(), "03_all_store kernels").kernel("store_to_all");
+    Kernel k = cuda_kernel(ctx, args, embedded::sample_kernels(), "03_all_store kernels", "store_to_all");
     const unsigned long long n16 = n / 4;
     const LaunchConfig cfg{grid_for(ctx, n16, 512), 512};
     std::vector<float> want(n * static_cast<std::size_t>(world));

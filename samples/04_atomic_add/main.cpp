@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   return sample_main(argc, argv, spec, [](Context& ctx, const SampleArgs& args) {
     const std::size_t n = args.bytes / sizeof(std::uint32_t);
     auto counters = ctx.zeros<std::uint32_t>(n);
-    Kernel k = ctx.load_module(embedded::sample_kernels(), "04_atomic_add kernels").kernel("add_everywhere");
+    Kernel k = cuda_kernel(ctx, args, embedded::sample_kernels(), "04_atomic_add kernels", "add_everywhere");
     const unsigned long long nn = n;
     const LaunchConfig cfg{grid_for(ctx, n, 256), 256};
     IrisPaths<iris_kernels::atomic_add::Kernels> paths(ctx, args, "atomic_add");

@@ -20,7 +20,6 @@ int main(int argc, char** argv) {
   // launch cost and rank start-up skew weigh in (see 04_atomic_add).
   SampleSpec spec{"05_atomic_xchg", "remote atomic exchange: a token chain and slot swaps", 64u << 20};
   return sample_main(argc, argv, spec, [](Context& ctx, const SampleArgs& args) {
-    Module mod = ctx.load_module(embedded::sample_kernels(), "05_atomic_xchg kernels");
     const std::size_t n = args.bytes / sizeof(std::uint32_t);
     if (n > (std::size_t{1} << 24)) throw Error("--size: at most 64 MiB here (tags keep the rank in their top 8 bits)");
     const int to = (ctx.rank() + 1) % ctx.world();
@@ -30,7 +29,8 @@ int main(int argc, char** argv) {
     auto old1 = ctx.zeros<std::uint32_t>(1);
     auto slots = ctx.full<std::uint32_t>(n, 0xFFFFFFFFu);
     auto prev = ctx.zeros<std::uint32_t>(n);
-    Kernel token = mod.kernel("xchg_token"), swap = mod.kernel("xchg_slots");
+    Kernel token = cuda_kernel(ctx, args, embedded::sample_kernels(), "05_atomic_xchg kernels", "xchg_token");
+    Kernel swap = cuda_kernel(ctx, args, embedded::sample_kernels(), "05_atomic_xchg kernels", "xchg_slots");
     const LaunchConfig cfg{grid_for(ctx, n, 256), 256};
     IrisPaths<iris_kernels::atomic_xchg::Kernels> irisc_paths(ctx, args, "atomic_xchg");
     const std::int64_t to64 = to;

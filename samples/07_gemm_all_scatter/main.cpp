@@ -23,9 +23,9 @@ int main(int argc, char** argv) {
                   "GEMM with its all-gather fused in: C_r = A x B_r, tiles stored into every rank",
                   64u << 20,
                   1,
-                  {{"--m", "rows of A and of each rank's block of C", 4096},
-                   {"--n", "columns of B per rank", 4096},
-                   {"--k", "columns of A, rows of B", 4096},
+                  {{"--m", "rows of A and of each rank's block of C", 4096, 192},
+                   {"--n", "columns of B per rank", 4096, 320},
+                   {"--k", "columns of A, rows of B", 4096, 96},
                    {"--check", "sampled entries of C checked per rank", 4096}}};
   return sample_main(argc, argv, spec, [](Context& ctx, const SampleArgs& args) {
     const std::int64_t M = args.get("--m"), N = args.get("--n"), K = args.get("--k"), W = ctx.world();
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
       }
     }
 
-    Kernel k = ctx.load_module(embedded::sample_kernels(), "07_gemm_all_scatter kernels").kernel("gemm_all_scatter");
+    Kernel k = cuda_kernel(ctx, args, embedded::sample_kernels(), "07_gemm_all_scatter kernels", "gemm_all_scatter");
     const unsigned tiles = static_cast<unsigned>(((M + 63) / 64) * ((N + 63) / 64));
     const LaunchConfig cfg{tiles, 256};
     IrisPaths<iris_kernels::gemm_all_scatter::Kernels> paths(ctx, args, "gemm_all_scatter");

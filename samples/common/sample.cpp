@@ -29,6 +29,8 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "  --ranks N       ranks to run as threads of this process (default: one per GPU;\n"
       "                  under mpirun the launcher decides)\n"
       "  --share-gpus    allow several ranks per GPU (rank %% GPU count)\n"
+      "  --backend B     cuda (GPUs, the default) or host (CPU threads interpret the .iris\n"
+      "                  kernels and check every access; smaller defaults; IRIS_BACKEND)\n"
       "  --heap SIZE     symmetric heap per rank (default: 12 x --size + 64 MiB)\n"
       "  --size SIZE     bytes per buffer per rank (default %s)\n"
       "  --iters N       timed iterations (default %d)\n"
@@ -41,7 +43,7 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "%s"
       "  -h, --help      this text\n"
       "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
-      "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS. Exit codes: 0 ok, 1 failed, 2 usage,\n"
+      "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS, IRIS_BACKEND. Exit codes: 0 ok, 1 failed, 2 usage,\n"
       "77 no GPU found.\n",
       spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup, own.c_str());
 }
@@ -60,8 +62,17 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
   SampleArgs args;
   try {
     args.options = Options::from_env();
-    args.bytes = spec.default_bytes;
-    for (const IntOption& o : spec.int_options) args.ints[o.flag] = o.value;
+    // The backend first: it sets the defaults below.
+    for (int i = 1; i + 1 < argc; ++i) {
+      if (std::string(argv[i]) == "--backend") args.options.backend = argv[i + 1];
+    }
+    args.host = args.options.backend == "host";
+    args.bytes = args.host ? std::min(spec.default_bytes, SampleArgs::kHostBytes) : spec.default_bytes;
+    if (args.host) {
+      args.iters = 3;
+      args.warmup = 1;
+    }
+    for (const IntOption& o : spec.int_options) args.ints[o.flag] = args.host && o.host_value ? o.host_value : o.value;
     // The heap must hold the sample's buffers, the largest being [world][size] (up to 8
     // ranks) plus a few of [size]: default to 12 x the buffer size + 64 MiB.
     bool heap_given = std::getenv("IRIS_HEAP_SIZE") != nullptr;
@@ -76,6 +87,8 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         return 0;
       } else if (a == "--ranks") {
         args.options.ranks = parse_count(a, value());
+      } else if (a == "--backend") {
+        args.options.backend = value();
       } else if (a == "--share-gpus") {
         args.options.share_gpus = true;
       } else if (a == "--heap") {
@@ -113,6 +126,13 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         throw Error("unknown option '" + a + "' (see --help)");
       }
     }
+    if (args.host) {
+      // Hand-written CUDA and vendor libraries need a GPU.
+      if (args.path == "all") args.path = "cli,jit,embedded";
+      for (const char* gpu_only : {"cuda", "baseline"}) {
+        if (args.runs(gpu_only)) throw Error(std::string("--path ") + gpu_only + " needs a GPU; the host backend runs cli, jit and embedded");
+      }
+    }
     if (!heap_given) {
       const std::size_t g = Options::kHeapGranularity;
       args.options.heap_bytes = ((args.bytes * 12 + (64u << 20)) + g - 1) / g * g;
@@ -132,6 +152,10 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
       report(ctx, std::string(spec.name) + ": " + std::to_string(ctx.world()) + " rank(s), " +
                       ctx.bootstrap_name() + " bootstrap, " + ctx.device_name() + ", " + format_bytes(args.bytes) +
                       " per buffer");
+      if (ctx.on_host()) {
+        report(ctx, "  host backend: the .iris kernels run interpreted on CPU threads, every access checked; "
+                    "rates are not GPU rates, and the hand-written CUDA does not run");
+      }
       body(ctx, args);
     });
   } catch (const NoDeviceError& e) {
@@ -224,7 +248,8 @@ std::filesystem::path exe_dir() {
 }  // namespace
 
 Program load_cli_program(Context& ctx, const SampleArgs& args, const std::string& stem) {
-  const auto path = args.cubin.empty() ? exe_dir() / (stem + ".cubin") : std::filesystem::path(args.cubin);
+  const std::string built = stem + (ctx.on_host() ? ".host" : ".cubin");
+  const auto path = args.cubin.empty() ? exe_dir() / built : std::filesystem::path(args.cubin);
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error("cannot read " + path.string() + " (built by irisc at build time): " + ec.message());
@@ -242,6 +267,12 @@ Program load_jit_program(Context& ctx, const SampleArgs& args, const std::string
   JitOptions options;
   options.defines = args.defines;
   return jit_program_file(ctx, exe_dir() / (stem + ".iris"), options);
+}
+
+Kernel cuda_kernel(Context& ctx, const SampleArgs& args, std::span<const std::byte> fatbin, const std::string& module,
+                   const std::string& kernel) {
+  if (!args.runs("cuda") || ctx.on_host()) return {};
+  return ctx.load_module(fatbin, module).kernel(kernel);
 }
 
 void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct IntOption {
   std::string flag;
   std::string help;
   std::int64_t value;
+  std::int64_t host_value = 0;  // the default on the host backend (0: `value`)
 };
 
 struct SampleSpec {
@@ -31,6 +33,11 @@ struct SampleSpec {
 
 struct SampleArgs {
   Options options;
+  // The job runs on the host backend (--backend host, IRIS_BACKEND=host): CPU threads
+  // interpret the .iris kernels; the hand-written CUDA and vendor baselines cannot run,
+  // and the defaults shrink (buffers of at most kHostBytes, 3 + 1 iterations).
+  bool host = false;
+  static constexpr std::size_t kHostBytes = 1u << 20;
   std::size_t bytes = 0;  // bytes per buffer per rank
   int iters = 20;
   int warmup = 3;
@@ -65,12 +72,18 @@ struct Measure {
   std::string unit = "GB/s";                  // of work_per_launch / 1e9 per second
 };
 
+// The hand-written CUDA kernel `kernel` of the sample's embedded fatbin, or an empty
+// Kernel when the "cuda" version does not run (not selected, or the host backend).
+Kernel cuda_kernel(Context& ctx, const SampleArgs& args, std::span<const std::byte> fatbin, const std::string& module,
+                   const std::string& kernel);
+
 // Runs each variant (reset, warm-up + timed launches, validate), then prints one line per
 // variant with the per-rank rates and the ratio to the "cuda" variant.
 void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m);
 
 // The .iris programs of a sample, loaded the three irisc ways. `stem` is the .iris file
-// name without extension; the cubin and the source sit next to the executable.
+// name without extension; the cubin (the host code object on the host backend) and the
+// source sit next to the executable.
 Program load_cli_program(Context& ctx, const SampleArgs& args, const std::string& stem);
 Program load_jit_program(Context& ctx, const SampleArgs& args, const std::string& stem);
 

@@ -28,7 +28,22 @@ std::string identifier(const std::string& stem) {
 
 }  // namespace
 
-std::string emit_header(const CompileResult& r, const std::string& stem, const std::string& target) {
+namespace {
+
+// A function returning `bytes` as a static array (64-byte aligned).
+std::string byte_function(const std::string& name, const std::byte* bytes, std::size_t n) {
+  std::string h = "inline std::span<const std::byte> " + name + "() {\n  alignas(64) static const unsigned char data[] = {";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i % 24 == 0) h += "\n    ";
+    h += std::to_string(static_cast<unsigned>(bytes[i])) + ",";
+  }
+  return h + "\n  };\n  return {reinterpret_cast<const std::byte*>(data), sizeof data};\n}\n\n";
+}
+
+}  // namespace
+
+std::string emit_header(const CompileResult& r, const std::string& stem, const std::string& target,
+                        const std::string& host_code) {
   const std::string ns = identifier(stem);
   const contract::Module meta = contract::read(r.metadata);
   std::string h;
@@ -39,14 +54,11 @@ std::string emit_header(const CompileResult& r, const std::string& stem, const s
   h += "namespace iris_kernels::" + ns + " {\n\n";
   h += "inline constexpr const char* kTarget = \"" + target + "\";\n\n";
   h += "// The code object: a cubin with its launch metadata.\n";
-  h += "inline std::span<const std::byte> code() {\n  alignas(64) static const unsigned char data[] = {";
-  for (std::size_t i = 0; i < r.cubin.size(); ++i) {
-    if (i % 24 == 0) h += "\n    ";
-    h += std::to_string(static_cast<unsigned>(r.cubin[i])) + ",";
-  }
-  h += "\n  };\n  return {reinterpret_cast<const std::byte*>(data), sizeof data};\n}\n\n";
+  h += byte_function("code", r.cubin.data(), r.cubin.size());
+  h += "// The host code object (the checked source), for the host backend (IRIS_BACKEND=host).\n";
+  h += byte_function("host_code", reinterpret_cast<const std::byte*>(host_code.data()), host_code.size());
   h += "// The module loaded into one rank's context, with a typed launcher per kernel.\n";
-  h += "class Kernels {\n public:\n  explicit Kernels(iris::Context& ctx) : program_(ctx, code(), \"" + stem +
+  h += "class Kernels {\n public:\n  explicit Kernels(iris::Context& ctx)\n      : program_(ctx, ctx.on_host() ? host_code() : code(), \"" + stem +
        " (embedded)\") {}\n  const iris::Program& program() const { return program_; }\n";
   for (const contract::Kernel& k : meta.kernels) {
     std::string sig, args;

@@ -16,6 +16,7 @@
 #include "compiler/driver/compile.hpp"
 #include "compiler/target/target.hpp"
 #include "compiler/passes/pipeline.hpp"
+#include "compiler/codegen/host_code.hpp"
 #include "emit_header.hpp"
 
 namespace {
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   app.add_option("input", input, "the .iris source file, or a .tir listing (as --emit=tir writes it)");
   app.add_option("-o", output, "output file (default: <input stem>.<ext>; '-' for stdout)");
   std::vector<std::string> target_names;
-  std::string target_help = "GPU target:";
+  std::string target_help = "target:";
   for (const irisc::Target& t : irisc::all_targets()) {
     target_names.emplace_back(t.name);
     target_help += std::string("\n  ") + t.name + ": " + t.gpus;
@@ -133,6 +134,8 @@ int main(int argc, char** argv) {
       {"cuda", irisc::Stage::cuda},     {"ptx", irisc::Stage::ptx},   {"cubin", irisc::Stage::cubin},
       {"header", irisc::Stage::cubin},  {"metadata", irisc::Stage::cuda}};
   o.stop_after = stages.at(emit);
+  // The host target's contract comes with its code object (there is no CUDA stage).
+  if (emit == "metadata" && target == "host") o.stop_after = irisc::Stage::cubin;
 
   std::string read_error;
   auto source = irisc::SourceBuffer::from_file(input, &read_error);
@@ -162,12 +165,19 @@ int main(int argc, char** argv) {
   else if (emit == "ptx") text = r.ptx;
   else if (emit == "metadata") text = irisc::contract::write(irisc::contract::read(r.metadata), 2) + "\n";
   else if (emit == "header") {
-    text = irisc::emit_header(r, stem, target);
+    // The header carries the host code object too, so that the same binary runs on the
+    // host backend (IRIS_BACKEND=host).
+    irisc::HostCode host;
+    host.name = source->name();
+    host.defines = o.defines;
+    host.trace_events = o.trace_events;
+    host.source = std::string(source->text());
+    text = irisc::emit_header(r, stem, target, irisc::write_host_code(host));
     default_out = stem + ".iris.hpp";
   } else {
     data = r.cubin.data();
     size = r.cubin.size();
-    default_out = stem + ".cubin";
+    default_out = stem + (target == "host" ? ".host" : ".cubin");
   }
   if (!data) {
     data = text.data();

@@ -43,6 +43,9 @@ class Context {
   int rank() const;
   int world() const;
   int device() const;               // CUDA ordinal of this rank's GPU
+  // The backend this job runs on: "cuda", or "host" (CPU threads; Options::backend).
+  const char* backend() const;
+  bool on_host() const;             // backend() is "host"
   const std::string& device_name() const;
   int multiprocessors() const;
   const char* bootstrap_name() const;  // "threads" or "mpi"

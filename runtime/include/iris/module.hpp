@@ -19,9 +19,10 @@ struct StreamHandle;
 struct FunctionHandle;
 using Stream = StreamHandle*;
 
-enum class CodeObjectFormat { unknown, cubin, fatbin, ptx };
+enum class CodeObjectFormat { unknown, cubin, fatbin, ptx, host };
 
-// Sniffs the bytes: ELF -> cubin, fatbin magic -> fatbin, ".version" text -> PTX.
+// Sniffs the bytes: ELF -> cubin, fatbin magic -> fatbin, ".version" text -> PTX,
+// "IRIS-HOST-CODE" -> host (irisc --target=host, for the host backend).
 CodeObjectFormat detect_code_object_format(std::span<const std::byte> bytes);
 const char* code_object_format_name(CodeObjectFormat f);
 

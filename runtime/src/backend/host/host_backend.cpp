@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "backend/host/host_wait.hpp"
+#include "backend/host/host_job.hpp"
+#include "backend/host/interpreter.hpp"
+#include "compiler/codegen/host_code.hpp"
 #include "iris/dtype.hpp"
 
 namespace iris {
@@ -125,7 +127,10 @@ void device_barrier(void** args) {
   for (int r = 0; r < ctx.world; ++r) {
     std::atomic_ref<u64>(*device::translate(ctx, flags + ctx.rank, r)).store(e, std::memory_order_release);
   }
-  for (int r = 0; r < ctx.world; ++r) wait_until(ctx, flags + r, Cmp::ge, e, device::WaitSite{"the device barrier", r, 1});
+  for (int r = 0; r < ctx.world; ++r) {
+    wait(ctx, Flag{flags + r, 8, false, "the device barrier's flags", r}, Cmp::ge, e,
+         device::WaitSite{"the device barrier", r, 1}, 0);
+  }
 }
 
 void trace_clock(void** args) {
@@ -135,10 +140,13 @@ void trace_clock(void** args) {
                               .count());
 }
 
+// A function of a module: one of libiris's kernels (fn), or an irisc kernel the
+// interpreter runs.
 struct Function {
   std::string name;
   std::vector<std::size_t> param_sizes;
-  KernelFn fn;
+  KernelFn fn = nullptr;
+  const InterpretedKernel* interpreted = nullptr;
 };
 
 constexpr std::size_t kContextBytes = sizeof(device::Context);
@@ -148,9 +156,10 @@ std::vector<Function> runtime_functions() {
   f.push_back({"iris_fill_u64", {kContextBytes, 8, 8, 8}, fill_u64});
   f.push_back({"iris_device_barrier", {kContextBytes, 8, 8}, device_barrier});
   f.push_back({"iris_trace_clock", {kContextBytes, 8}, trace_clock});
+  // (Each of these takes the context first: launch() reads it to know the rank.)
 #define IRIS_HOST_DTYPE(NAME, T)                                                                          \
   f.push_back({"iris_arange_" #NAME, {kContextBytes, 8, 8}, arange<T>});                                  \
-  f.push_back({"iris_random_" #NAME, {kContextBytes, 8, 8, 4, 8, 8, 8}, random<T>});
+  f.push_back({"iris_random_" #NAME, {kContextBytes, 8, 8, 4, 8, 8, 8}, random<T>});                      
   IRIS_HOST_DTYPE(f32, float)
   IRIS_HOST_DTYPE(f16, half)
   IRIS_HOST_DTYPE(bf16, bfloat16)
@@ -165,6 +174,7 @@ std::vector<Function> runtime_functions() {
 struct HostModule {
   std::string name;
   std::vector<Function> functions;
+  std::unique_ptr<LoadedModule> loaded;  // a host code object's kernels
 };
 
 HostModule* mod(ModuleHandle* h) { return reinterpret_cast<HostModule*>(h); }
@@ -239,12 +249,25 @@ class HostBackend final : public Backend {
   }
   void ipc_close(void*) noexcept override {}
 
-  ModuleHandle* module_load(const void*, const std::string& name) override {
-    throw IncompatibleCodeError(name + " holds GPU code, which the host backend cannot run (it runs libiris's own "
-                                       "kernels; irisc kernels need a GPU backend for now)");
+  ModuleHandle* module_load(const void* image, const std::string& name) override {
+    if (!irisc::is_host_code(std::span<const std::byte>(static_cast<const std::byte*>(image), irisc::kHostCodeMagic.size()))) {
+      throw IncompatibleCodeError(name + " holds GPU code, which the host backend cannot run; compile the .iris file "
+                                         "with irisc --target=host (or load it through the JIT, which does)");
+    }
+    auto m = std::make_unique<HostModule>();
+    m->name = name;
+    m->loaded = host::load(image, name);
+    for (const InterpretedKernel& k : m->loaded->kernels) {
+      Function f;
+      f.name = k.symbol;
+      f.param_sizes = k.param_sizes;
+      f.interpreted = &k;
+      m->functions.push_back(std::move(f));
+    }
+    return reinterpret_cast<ModuleHandle*>(m.release());
   }
   ModuleHandle* runtime_module(std::span<const std::byte>, const std::string& name) override {
-    auto* m = new HostModule{name, runtime_functions()};
+    auto* m = new HostModule{name, runtime_functions(), nullptr};
     return reinterpret_cast<ModuleHandle*>(m);
   }
   void module_unload(ModuleHandle* module) noexcept override { delete mod(module); }
@@ -259,14 +282,28 @@ class HostBackend final : public Backend {
     for (const Function& f : mod(module)->functions) out.push_back(f.name);
     return out;
   }
-  std::optional<ModuleGlobal> module_global(ModuleHandle*, const std::string&) override { return std::nullopt; }
+  std::optional<ModuleGlobal> module_global(ModuleHandle* module, const std::string& name) override {
+    const HostModule* m = mod(module);
+    if (name != "iris_metadata" || !m->loaded) return std::nullopt;
+    std::string& json = m->loaded->metadata;
+    return ModuleGlobal{json.data(), json.size() + 1};
+  }
   std::vector<std::size_t> function_param_sizes(FunctionHandle* function) override { return fun(function)->param_sizes; }
   void set_max_dynamic_shared_bytes(FunctionHandle*, std::size_t) override {}
-  int resident_blocks_per_sm(FunctionHandle*, int, std::size_t) override { return 1; }
+  // 4 x 4 programs at once: what the interpreter runs concurrently (interpreter.cpp).
+  int resident_blocks_per_sm(FunctionHandle*, int, std::size_t) override { return 4; }
   int max_active_clusters(FunctionHandle*, int, int, std::size_t) override { return 0; }
-  void launch(FunctionHandle* function, Dim3, Dim3, std::size_t, StreamHandle*, void** args,
+  void launch(FunctionHandle* function, Dim3 grid, Dim3, std::size_t, StreamHandle*, void** args,
               std::string_view) override {
-    fun(function)->fn(args);
+    const Function& f = *fun(function);
+    if (f.interpreted) {
+      host::run(*f.interpreted, grid.x * grid.y * grid.z, args);
+      return;
+    }
+    const auto& ctx = *static_cast<const device::Context*>(args[0]);
+    LaunchScope launch(ctx);
+    WorkerScope worker(ctx);
+    f.fn(args);
   }
   void encode_tensor_map(const TensorMapSpec&, TensorMap*) override { unsupported("TMA tensor maps"); }
 
@@ -300,35 +337,6 @@ class HostBackend final : public Backend {
 };
 
 }  // namespace
-
-u64 wait_until(const device::Context& ctx, const u64* flag, Cmp cmp, u64 value, const device::WaitSite& site) {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  std::atomic_ref<u64> word(*const_cast<u64*>(flag));
-  for (unsigned polls = 0;; ++polls) {
-    const u64 seen = word.load(std::memory_order_acquire);
-    if (device::detail::compare(seen, cmp, value)) return seen;
-    if (polls % 64 == 63 && ctx.control) {
-      if (std::atomic_ref<unsigned>(ctx.control->abort).load(std::memory_order_relaxed)) return seen;
-      const auto waited = std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count();
-      if (ctx.wait_timeout_ns && static_cast<u64>(waited) > ctx.wait_timeout_ns) {
-        device::Control* c = ctx.control;
-        unsigned expected = 0;
-        if (std::atomic_ref<unsigned>(c->fault).compare_exchange_strong(expected, 1u)) {
-          device::detail::fill_wait_fault(c->wait, ctx, flag, cmp, value, seen, static_cast<u64>(waited), site, 0, 0);
-          std::atomic_ref<unsigned>(c->fault).store(2u, std::memory_order_release);
-        }
-        std::atomic_ref<unsigned>(c->abort).store(1u, std::memory_order_relaxed);
-        return seen;
-      }
-    }
-    if (polls < 1024) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-    }
-  }
-}
 
 }  // namespace host
 

@@ -1,0 +1,42 @@
+// The host code object: what `irisc --target=host` writes and the host backend loads.
+// It is the .iris source with what its compile depended on (name, defines, trace
+// events) behind a magic line, as length-prefixed text:
+//
+//   IRIS-HOST-CODE 1\n
+//   name <bytes>\n<name>\n
+//   defines <count>\n (<name bytes> <name> <value>\n)*
+//   trace <0|1>\n
+//   source <bytes>\n<source>\n
+//
+// The loader compiles the source again, in-process, to TIR (keeping the positions its
+// checks report) and interprets it; nothing is built at run time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace irisc {
+
+inline constexpr std::string_view kHostCodeMagic = "IRIS-HOST-CODE 1\n";
+
+struct HostCode {
+  std::string name;    // the source's name (a file name for positions)
+  std::map<std::string, std::int64_t> defines;
+  bool trace_events = false;
+  std::string source;
+};
+
+// Whether `bytes` start with the magic line.
+bool is_host_code(std::span<const std::byte> bytes);
+
+std::string write_host_code(const HostCode& code);
+
+// Parses a host code object; false with `error` saying what is wrong when it is
+// truncated or malformed (every length is checked against the buffer).
+bool read_host_code(std::span<const std::byte> bytes, HostCode* out, std::string* error);
+
+}  // namespace irisc

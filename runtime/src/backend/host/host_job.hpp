@@ -1,0 +1,72 @@
+// What the host backend knows about a running job, so that its checks can see across
+// ranks: which ranks are inside a launch, how many of their programs are running, and
+// every wait that is blocked. A wait that can never be satisfied (every rank of the job
+// is inside a launch and every program there is blocked in a wait whose flag does not
+// satisfy it) is a deadlock, reported by DeadlockError naming each wait, instead of a
+// hang. Device waits keep their GPU semantics otherwise: they give up after
+// ctx.wait_timeout_ns or when the job aborts, recording what was awaited in
+// ctx.control exactly as device code does.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "iris/device/context.hpp"
+#include "iris/device/signal.hpp"
+#include "iris/error.hpp"
+
+namespace iris::host {
+
+// Every rank of a job is blocked: what() names each blocked wait (flag, value, rank,
+// site).
+class DeadlockError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A flag a wait watches: its address (a local heap word), width and signedness.
+struct Flag {
+  const void* ptr = nullptr;
+  int bytes = 8;        // 4 or 8
+  bool is_signed = false;
+  const char* name = nullptr;  // the tensor's name for messages (may be null)
+  long long index = 0;         // its element index in that tensor
+};
+
+// The rank calling it is inside a launch (a kernel of the host backend runs) for the
+// object's lifetime.
+class LaunchScope {
+ public:
+  explicit LaunchScope(const device::Context& ctx);
+  ~LaunchScope();
+  LaunchScope(const LaunchScope&) = delete;
+  LaunchScope& operator=(const LaunchScope&) = delete;
+
+ private:
+  const device::Context& ctx_;
+};
+
+// A worker of a launch runs programs on the calling thread for the object's lifetime
+// (it takes the next program until none is left): a rank whose workers have all
+// finished or are blocked in waits can only be woken by a flag.
+class WorkerScope {
+ public:
+  explicit WorkerScope(const device::Context& ctx);
+  ~WorkerScope();
+  WorkerScope(const WorkerScope&) = delete;
+  WorkerScope& operator=(const WorkerScope&) = delete;
+
+ private:
+  const device::Context& ctx_;
+};
+
+// Waits until `flag <cmp> value` (acquire) on the calling program's thread and returns
+// the value seen. Gives up as device code does (timeout, abort: returns the last value
+// seen), returns early when `*stop` becomes true (the launch failed), and throws
+// DeadlockError when the job can make no progress. `site` says where (kernel, file:line,
+// statement), `block` is the program.
+std::uint64_t wait(const device::Context& ctx, const Flag& flag, device::Cmp cmp, std::uint64_t value,
+                   const device::WaitSite& site, int block, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace iris::host

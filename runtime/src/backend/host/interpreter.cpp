@@ -1,0 +1,1045 @@
+// The TIR interpreter (see interpreter.hpp). Semantics follow the CUDA printer
+// (compiler/codegen/gpu_kernel_printer.cpp) statement for statement: where the two
+// disagree, one of them is wrong, and the GPU suite compares them.
+#include "backend/host/interpreter.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "backend/host/host_job.hpp"
+#include "compiler/codegen/host_code.hpp"
+#include "compiler/codegen/metadata.hpp"
+#include "compiler/contract/launch_contract.hpp"
+#include "compiler/driver/compile.hpp"
+#include "compiler/tir/tir.hpp"
+#include "iris/device/context.hpp"
+#include "iris/dtype.hpp"
+#include "iris/error.hpp"
+
+namespace iris::host {
+
+namespace tir = irisc::tir;
+using irisc::ast::ScalarType;
+using i64 = std::int64_t;
+using u64 = std::uint64_t;
+
+struct LoadedProgram {
+  irisc::SourceBuffer source;
+  tir::Module module;
+  irisc::contract::Module contract;
+};
+
+namespace {
+
+// Programs of one launch that run at once when the kernel has no roles: what a GPU of
+// the host backend's 4 multiprocessors x 4 resident programs would hold (role kernels
+// run every program at once, as the launcher checked they fit).
+constexpr unsigned kResidentPrograms = 16;
+
+// ---- scalars ------------------------------------------------------------------------------
+// A scalar of any type: integers (and bool) in `i`, normalized to their type (i32
+// sign-extended, u32 zero-extended, u64 as its bits); floats in `f`, rounded to their
+// type (f16 and bf16 values are exact floats).
+struct S {
+  i64 i = 0;
+  float f = 0;
+};
+
+bool is_float(ScalarType t) { return t == ScalarType::f32 || t == ScalarType::f16 || t == ScalarType::bf16; }
+
+i64 norm(ScalarType t, i64 x) {
+  switch (t) {
+    case ScalarType::i32: return static_cast<std::int32_t>(static_cast<std::uint32_t>(x));
+    case ScalarType::u32: return x & 0xffffffffll;
+    case ScalarType::boolean: return x != 0;
+    default: return x;
+  }
+}
+
+float round_to(ScalarType t, float f) {
+  if (t == ScalarType::f16) return static_cast<float>(half(f));
+  if (t == ScalarType::bf16) return static_cast<float>(bfloat16(f));
+  return f;
+}
+
+// float -> integer as CUDA's cvt.rzi does: toward zero, saturating, NaN -> 0.
+i64 float_to_int(ScalarType to, float x) {
+  if (std::isnan(x)) return 0;
+  const double d = std::trunc(static_cast<double>(x));
+  auto clamp = [&](double lo, double hi) { return d < lo ? lo : d > hi ? hi : d; };
+  switch (to) {
+    case ScalarType::i32: return static_cast<i64>(clamp(-2147483648.0, 2147483647.0));
+    case ScalarType::u32: return static_cast<i64>(clamp(0.0, 4294967295.0));
+    case ScalarType::u64: {
+      if (d <= 0) return 0;
+      if (d >= 18446744073709551615.0) return static_cast<i64>(~0ull);
+      return static_cast<i64>(static_cast<u64>(d));
+    }
+    default: {
+      if (d <= -9223372036854775808.0) return std::numeric_limits<i64>::min();
+      if (d >= 9223372036854775807.0) return std::numeric_limits<i64>::max();
+      return static_cast<i64>(d);
+    }
+  }
+}
+
+S cast(ScalarType to, ScalarType from, S a) {
+  if (to == from) return a;
+  S r;
+  if (is_float(from)) {
+    if (is_float(to)) r.f = round_to(to, a.f);
+    else if (to == ScalarType::boolean) r.i = a.f != 0;
+    else r.i = float_to_int(to, a.f);
+    return r;
+  }
+  if (is_float(to)) {
+    r.f = round_to(to, from == ScalarType::u64 ? static_cast<float>(static_cast<u64>(a.i)) : static_cast<float>(a.i));
+    return r;
+  }
+  r.i = norm(to, a.i);
+  return r;
+}
+
+// ---- memory ---------------------------------------------------------------------------------
+// Tensor elements are read and written as relaxed atomics: ranks are threads, and a
+// GPU's plain accesses to a peer's heap are not a data race either.
+template <class U>
+U load_bits(const void* p, std::memory_order mo = std::memory_order_relaxed) {
+  return std::atomic_ref<U>(*static_cast<U*>(const_cast<void*>(p))).load(mo);
+}
+template <class U>
+void store_bits(void* p, U v, std::memory_order mo = std::memory_order_relaxed) {
+  std::atomic_ref<U>(*static_cast<U*>(p)).store(v, mo);
+}
+
+int elem_bytes(ScalarType t) {
+  switch (t) {
+    case ScalarType::f16:
+    case ScalarType::bf16: return 2;
+    case ScalarType::f32:
+    case ScalarType::i32:
+    case ScalarType::u32: return 4;
+    case ScalarType::boolean: return 1;
+    default: return 8;
+  }
+}
+
+S read(ScalarType t, const void* p) {
+  S r;
+  switch (t) {
+    case ScalarType::f32: r.f = std::bit_cast<float>(load_bits<std::uint32_t>(p)); break;
+    case ScalarType::f16: {
+      half h;
+      h.bits = load_bits<std::uint16_t>(p);
+      r.f = static_cast<float>(h);
+      break;
+    }
+    case ScalarType::bf16: {
+      bfloat16 h;
+      h.bits = load_bits<std::uint16_t>(p);
+      r.f = static_cast<float>(h);
+      break;
+    }
+    case ScalarType::i32: r.i = static_cast<std::int32_t>(load_bits<std::uint32_t>(p)); break;
+    case ScalarType::u32: r.i = load_bits<std::uint32_t>(p); break;
+    case ScalarType::boolean: r.i = load_bits<std::uint8_t>(p) != 0; break;
+    default: r.i = static_cast<i64>(load_bits<u64>(p)); break;
+  }
+  return r;
+}
+
+std::uint16_t half_bits(ScalarType t, float f) {
+  return t == ScalarType::f16 ? half(f).bits : bfloat16(f).bits;
+}
+
+void write(ScalarType t, void* p, S v) {
+  switch (t) {
+    case ScalarType::f32: store_bits<std::uint32_t>(p, std::bit_cast<std::uint32_t>(v.f)); break;
+    case ScalarType::f16:
+    case ScalarType::bf16: store_bits<std::uint16_t>(p, half_bits(t, v.f)); break;
+    case ScalarType::i32:
+    case ScalarType::u32: store_bits<std::uint32_t>(p, static_cast<std::uint32_t>(v.i)); break;
+    case ScalarType::boolean: store_bits<std::uint8_t>(p, v.i != 0); break;
+    default: store_bits<u64>(p, static_cast<u64>(v.i)); break;
+  }
+}
+
+std::memory_order memory_order(tir::Order o) {
+  switch (o) {
+    case tir::Order::relaxed: return std::memory_order_relaxed;
+    case tir::Order::acquire: return std::memory_order_acquire;
+    case tir::Order::release: return std::memory_order_release;
+    case tir::Order::acq_rel: return std::memory_order_acq_rel;
+  }
+  return std::memory_order_seq_cst;
+}
+std::memory_order load_order(std::memory_order mo) {
+  return mo == std::memory_order_release || mo == std::memory_order_relaxed ? std::memory_order_relaxed
+                                                                             : std::memory_order_acquire;
+}
+std::memory_order store_order(std::memory_order mo) {
+  return mo == std::memory_order_relaxed ? std::memory_order_relaxed : std::memory_order_release;
+}
+
+bool less(ScalarType t, S a, S b) {
+  if (is_float(t)) return a.f < b.f;
+  if (t == ScalarType::u64) return static_cast<u64>(a.i) < static_cast<u64>(b.i);
+  return a.i < b.i;
+}
+
+// An integer atomic on a word of U (uint32_t or uint64_t).
+template <class U>
+S int_atomic(ScalarType t, void* p, tir::AtomicOp op, std::memory_order mo, S x, S desired) {
+  std::atomic_ref<U> ref(*static_cast<U*>(p));
+  const U v = static_cast<U>(x.i);
+  U old = 0;
+  switch (op) {
+    case tir::AtomicOp::add: old = ref.fetch_add(v, mo); break;
+    case tir::AtomicOp::sub: old = ref.fetch_sub(v, mo); break;
+    case tir::AtomicOp::and_: old = ref.fetch_and(v, mo); break;
+    case tir::AtomicOp::or_: old = ref.fetch_or(v, mo); break;
+    case tir::AtomicOp::xor_: old = ref.fetch_xor(v, mo); break;
+    case tir::AtomicOp::xchg: old = ref.exchange(v, mo); break;
+    case tir::AtomicOp::cas: {
+      old = v;
+      ref.compare_exchange_strong(old, static_cast<U>(desired.i), mo, load_order(mo));
+      break;
+    }
+    case tir::AtomicOp::min:
+    case tir::AtomicOp::max: {
+      old = ref.load(std::memory_order_relaxed);
+      for (;;) {
+        S o{norm(t, static_cast<i64>(old)), 0};
+        const bool keep = op == tir::AtomicOp::min ? !less(t, x, o) : !less(t, o, x);
+        if (keep || ref.compare_exchange_weak(old, v, mo, load_order(mo))) break;
+      }
+      break;
+    }
+  }
+  return S{norm(t, static_cast<i64>(old)), 0};
+}
+
+// A float atomic: a compare-and-swap loop on the element's bits.
+template <class U>
+S float_atomic(ScalarType t, void* p, tir::AtomicOp op, std::memory_order mo, S x, S desired) {
+  std::atomic_ref<U> ref(*static_cast<U*>(p));
+  auto value = [&](U bits) {
+    S s;
+    s.i = 0;
+    if constexpr (sizeof(U) == 4) {
+      s.f = std::bit_cast<float>(bits);
+    } else {
+      s = read(t, &bits);
+    }
+    return s;
+  };
+  auto bits_of = [&](float f) -> U {
+    if constexpr (sizeof(U) == 4) return std::bit_cast<std::uint32_t>(f);
+    else return half_bits(t, f);
+  };
+  U old = ref.load(std::memory_order_relaxed);
+  for (;;) {
+    const float o = value(old).f;
+    float n = o;
+    switch (op) {
+      case tir::AtomicOp::add: n = round_to(t, o + x.f); break;
+      case tir::AtomicOp::sub: n = round_to(t, o - x.f); break;
+      case tir::AtomicOp::min: n = x.f < o ? x.f : o; break;
+      case tir::AtomicOp::max: n = x.f > o ? x.f : o; break;
+      case tir::AtomicOp::xchg: n = x.f; break;
+      case tir::AtomicOp::cas:
+        if (old != bits_of(x.f)) return value(old);
+        n = desired.f;
+        break;
+      default: throw Error("a bitwise atomic on floats (irisc rejects these)");
+    }
+    if (ref.compare_exchange_weak(old, bits_of(n), mo, load_order(mo))) return value(old);
+  }
+}
+
+S atomic(ScalarType t, void* p, tir::AtomicOp op, tir::Order order, S x, S desired) {
+  const std::memory_order mo = memory_order(order);
+  switch (t) {
+    case ScalarType::f32: return float_atomic<std::uint32_t>(t, p, op, mo, x, desired);
+    case ScalarType::f16:
+    case ScalarType::bf16: return float_atomic<std::uint16_t>(t, p, op, mo, x, desired);
+    case ScalarType::i32:
+    case ScalarType::u32: return int_atomic<std::uint32_t>(t, p, op, mo, x, desired);
+    case ScalarType::boolean: throw Error("an atomic on bool (irisc rejects these)");
+    default: return int_atomic<u64>(t, p, op, mo, x, desired);
+  }
+}
+
+// Thrown to unwind a program whose launch already failed, or whose job aborted; not
+// an error of its own.
+struct Stopped {};
+
+// What failed, with where: the first error of a launch is what it reports.
+class KernelError : public Error {
+ public:
+  using Error::Error;
+};
+
+// ---- a launch ---------------------------------------------------------------------------
+struct Launch {
+  const LoadedProgram& lp;
+  const tir::Kernel& k;
+  const irisc::contract::Kernel& ck;
+  device::Context ctx{};
+  std::vector<char*> tensors;  // by parameter; null for scalars
+  std::vector<S> scalars;      // by parameter
+  std::vector<i64> sizes;      // size symbols
+  i64 sms = 4;
+  std::vector<std::vector<i64>> dims;  // each tensor's extents
+  std::vector<i64> elements;           // each tensor's element count
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  std::exception_ptr error;
+
+  Launch(const LoadedProgram& p, int kernel, void** args)
+      : lp(p), k(p.module.kernels[static_cast<std::size_t>(kernel)]), ck(p.contract.kernels[static_cast<std::size_t>(kernel)]) {
+    tensors.assign(k.params.size(), nullptr);
+    scalars.assign(k.params.size(), S{});
+    sizes.assign(k.size_symbols.size(), 0);
+    for (std::size_t a = 0; a < ck.args.size(); ++a) {
+      const irisc::contract::Arg& arg = ck.args[a];
+      switch (arg.kind) {
+        case irisc::contract::ArgKind::context: std::memcpy(&ctx, args[a], sizeof ctx); break;
+        case irisc::contract::ArgKind::param: {
+          const tir::Param& prm = k.params[static_cast<std::size_t>(arg.index)];
+          if (prm.is_tensor) {
+            std::memcpy(&tensors[static_cast<std::size_t>(arg.index)], args[a], sizeof(char*));
+          } else {
+            // The argument as packed: the scalar's own width.
+            S& s = scalars[static_cast<std::size_t>(arg.index)];
+            const ScalarType t = prm.elem == ScalarType::int_ ? ScalarType::i64 : prm.elem;
+            s = read(t, args[a]);
+          }
+          break;
+        }
+        case irisc::contract::ArgKind::size: std::memcpy(&sizes[static_cast<std::size_t>(arg.index)], args[a], 8); break;
+        case irisc::contract::ArgKind::sms: std::memcpy(&sms, args[a], 8); break;
+        case irisc::contract::ArgKind::tensor_map: throw Error("a tensor map argument on the host backend");
+      }
+    }
+  }
+
+  void fail(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!error) error = e;
+    failed.store(true);
+  }
+};
+
+struct RangeV {
+  i64 start = 0, extent = 0;
+};
+
+struct VarV {
+  S s;
+  std::vector<S> t;
+  RangeV r;
+};
+
+// One program: walks the kernel's statements with its own variables.
+class Program {
+ public:
+  Program(Launch& l, i64 program, i64 programs) : l_(l), k_(l.k), program_(program), programs_(programs) {
+    vars_.resize(k_.vars.size());
+  }
+
+  void run() {
+    if (k_.roles.empty()) {
+      stmts(k_.body);
+      return;
+    }
+    // Statements outside roles run in every program; each role owns a block range.
+    const i64 block = program_, grid = programs_;
+    i64 first = 0;
+    for (const tir::StmtPtr& s : k_.body) {
+      if (s->kind != tir::StmtKind::Role) {
+        stmt(*s);
+        continue;
+      }
+      const i64 n = sc(*k_.roles[static_cast<std::size_t>(s->role)].programs).i;
+      if (block >= first && block < first + n) {
+        program_ = block - first;
+        programs_ = n;
+        stmts(s->body);
+        program_ = block;
+        programs_ = grid;
+      }
+      first += n;
+    }
+  }
+
+ private:
+  Launch& l_;
+  const tir::Kernel& k_;
+  i64 program_, programs_;
+  std::vector<VarV> vars_;
+
+  // ---- where ------------------------------------------------------------------------------
+  std::string site(irisc::SourceRange r) const {
+    const irisc::SourceBuffer& src = l_.lp.source;
+    std::string text = "kernel '" + k_.name + "'";
+    if (r.begin < src.text().size()) {
+      const irisc::LineCol lc = src.line_col(r.begin);
+      std::string stmt(src.slice(r));
+      stmt = stmt.substr(0, stmt.find('\n'));
+      if (stmt.size() > 60) stmt = stmt.substr(0, 57) + "...";
+      text += " at " + src.name() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + stmt;
+    }
+    return text;
+  }
+  [[noreturn]] void fail(irisc::SourceRange r, const std::string& what) const {
+    throw KernelError(site(r) + ": " + what + " (rank " + std::to_string(l_.ctx.rank) + ", program " +
+                      std::to_string(program_) + ")");
+  }
+
+  // ---- tensors --------------------------------------------------------------------------
+  const tir::Param& param(int p) const { return k_.params[static_cast<std::size_t>(p)]; }
+  ScalarType elem_of(int p) const { return param(p).elem == ScalarType::int_ ? ScalarType::i64 : param(p).elem; }
+
+  std::string shape(int p) const {
+    std::string s = "[";
+    const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
+    for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+  }
+  std::string element(int p, i64 flat) const {
+    const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
+    if (d.size() != 2 || d[1] <= 0 || flat < 0) return std::to_string(flat);
+    return "[" + std::to_string(flat / d[1]) + ", " + std::to_string(flat % d[1]) + "] (flat index " +
+           std::to_string(flat) + ")";
+  }
+
+  // The base of parameter p's tensor on `rank` (null: this rank).
+  char* base(int p, const tir::ValuePtr& rank, irisc::SourceRange r) {
+    char* b = l_.tensors[static_cast<std::size_t>(p)];
+    if (!rank) return b;
+    const i64 to = sc(*rank).i;
+    if (to < 0 || to >= l_.ctx.world) {
+      fail(r, "rank " + std::to_string(to) + " is not a rank of this job (world " + std::to_string(l_.ctx.world) + ")");
+    }
+    return device::translate(l_.ctx, b, static_cast<int>(to));
+  }
+
+  // Checks that flat indices [lo, hi] of parameter p's tensor exist (the accessed
+  // elements of a view, lo <= hi); `first_bad` finds the first one that does not.
+  template <class FirstBad>
+  void check(int p, i64 lo, i64 hi, irisc::SourceRange r, const char* what, FirstBad first_bad) {
+    const i64 n = l_.elements[static_cast<std::size_t>(p)];
+    if (lo >= 0 && hi < n) return;
+    const i64 bad = first_bad(n);
+    fail(r, std::string(what) + " element " + element(p, bad) + " of " + param(p).name + ", outside the tensor (shape " +
+                shape(p) + ", " + std::to_string(n) + " elements)");
+  }
+
+  struct View1 {
+    i64 offset, n;  // accessed elements: offset .. offset + n - 1 (n may be 0)
+  };
+  struct View2 {
+    i64 offset, ld, rows, cols;  // accessed: rows x cols (masked), rows ld apart
+  };
+
+  View1 view1(const tir::View& v, irisc::SourceRange r, const char* what) {
+    const i64 offset = sc(*v.offset).i;
+    i64 n = 1;
+    if (v.size) {
+      const i64 extent = sc(*v.extent).i;
+      n = extent < 0 ? 0 : extent < v.size ? extent : v.size;
+    }
+    if (n > 0) check(v.param, offset, offset + n - 1, r, what, [&](i64 elems) { return offset < 0 ? offset : std::max(offset, elems); });
+    return {offset, n};
+  }
+
+  View2 view2(const tir::View& v, irisc::SourceRange r, const char* what) {
+    const i64 offset = sc(*v.offset).i, ld = sc(*v.ld).i;
+    const i64 re = sc(*v.row_extent).i, ce = sc(*v.extent).i;
+    const i64 rows = re < 0 ? 0 : re < v.rows ? re : v.rows;
+    const i64 cols = ce < 0 ? 0 : ce < v.size ? ce : v.size;
+    if (rows > 0 && cols > 0) {
+      check2(v.param, offset, ld, rows, cols, r, what);
+    }
+    return {offset, ld, rows, cols};
+  }
+
+  void check2(int p, i64 offset, i64 ld, i64 rows, i64 cols, irisc::SourceRange r, const char* what) {
+    const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
+    // Columns past the last one of a row-major 2-D tensor are outside it even where the
+    // flat index lands in the next row.
+    if (d.size() == 2 && ld == d[1] && offset >= 0 && d[1] > 0 && offset % d[1] + cols > d[1]) {
+      const i64 row = offset / d[1];
+      fail(r, std::string(what) + " element [" + std::to_string(row) + ", " + std::to_string(d[1]) + "] of " +
+                  param(p).name + ", outside the tensor (shape " + shape(p) + ")");
+    }
+    const i64 last = offset + (rows - 1) * ld + cols - 1;
+    const i64 lo = ld >= 0 ? offset : offset + (rows - 1) * ld;
+    const i64 hi = ld >= 0 ? last : offset + cols - 1;
+    check(p, lo, hi, r, what, [&](i64 n) {
+      for (i64 i = 0; i < rows; ++i) {
+        for (i64 j = 0; j < cols; ++j) {
+          const i64 e = offset + i * ld + j;
+          if (e < 0 || e >= n) return e;
+        }
+      }
+      return last;
+    });
+  }
+
+  // ---- values ---------------------------------------------------------------------------
+  RangeV rg(const tir::Value& v) {
+    if (v.kind == tir::ValueKind::VarRef) return vars_[static_cast<std::size_t>(v.var)].r;
+    if (v.kind == tir::ValueKind::Binary) {
+      RangeV r = rg(*v.operands[0]);
+      r.start = bin(v, v.binop, ScalarType::i64, S{r.start, 0}, sc(*v.operands[1])).i;
+      return r;
+    }
+    return {};
+  }
+
+  S bin(const tir::Value& at, tir::BinOp op, ScalarType t, S a, S b) {
+    using B = tir::BinOp;
+    S r;
+    if (is_float(t)) {
+      const float x = a.f, y = b.f;
+      switch (op) {
+        case B::add: r.f = round_to(t, x + y); break;
+        case B::sub: r.f = round_to(t, x - y); break;
+        case B::mul: r.f = round_to(t, x * y); break;
+        case B::div: r.f = round_to(t, x / y); break;
+        case B::rem: r.f = round_to(t, std::fmod(x, y)); break;
+        case B::eq: r.i = x == y; break;
+        case B::ne: r.i = x != y; break;
+        case B::lt: r.i = x < y; break;
+        case B::le: r.i = x <= y; break;
+        case B::gt: r.i = x > y; break;
+        case B::ge: r.i = x >= y; break;
+        case B::land: r.i = x != 0 && y != 0; break;
+        case B::lor: r.i = x != 0 || y != 0; break;
+        case B::min: r.f = x < y ? x : y; break;
+        case B::max: r.f = x > y ? x : y; break;
+        case B::band:
+        case B::bor:
+        case B::bxor: fail(at.range, "a bitwise operator on floats");
+      }
+      return r;
+    }
+    const bool u = t == ScalarType::u64;
+    const u64 ua = static_cast<u64>(a.i), ub = static_cast<u64>(b.i);
+    switch (op) {
+      case B::add: r.i = norm(t, static_cast<i64>(ua + ub)); break;
+      case B::sub: r.i = norm(t, static_cast<i64>(ua - ub)); break;
+      case B::mul: r.i = norm(t, static_cast<i64>(ua * ub)); break;
+      case B::div:
+      case B::rem: {
+        if (b.i == 0) fail(at.range, "integer division by zero");
+        if (u) {
+          r.i = static_cast<i64>(op == B::div ? ua / ub : ua % ub);
+        } else if (a.i == std::numeric_limits<i64>::min() && b.i == -1) {
+          r.i = op == B::div ? a.i : 0;  // wraps, as the GPU's does
+        } else {
+          r.i = norm(t, op == B::div ? a.i / b.i : a.i % b.i);
+        }
+        break;
+      }
+      case B::eq: r.i = a.i == b.i; break;
+      case B::ne: r.i = a.i != b.i; break;
+      case B::lt: r.i = u ? ua < ub : a.i < b.i; break;
+      case B::le: r.i = u ? ua <= ub : a.i <= b.i; break;
+      case B::gt: r.i = u ? ua > ub : a.i > b.i; break;
+      case B::ge: r.i = u ? ua >= ub : a.i >= b.i; break;
+      case B::land: r.i = a.i != 0 && b.i != 0; break;
+      case B::lor: r.i = a.i != 0 || b.i != 0; break;
+      case B::band: r.i = norm(t, a.i & b.i); break;
+      case B::bor: r.i = norm(t, a.i | b.i); break;
+      case B::bxor: r.i = norm(t, a.i ^ b.i); break;
+      case B::min: r.i = (u ? ua < ub : a.i < b.i) ? a.i : b.i; break;
+      case B::max: r.i = (u ? ua > ub : a.i > b.i) ? a.i : b.i; break;
+    }
+    return r;
+  }
+
+  static S un(tir::UnOp op, ScalarType t, S a) {
+    S r;
+    if (is_float(t)) {
+      switch (op) {
+        case tir::UnOp::neg: r.f = -a.f; break;
+        case tir::UnOp::lnot: r.i = a.f == 0; break;
+        case tir::UnOp::abs: r.f = std::fabs(a.f); break;
+        case tir::UnOp::sqrt: r.f = round_to(t, std::sqrt(a.f)); break;
+        case tir::UnOp::exp: r.f = round_to(t, std::exp(a.f)); break;
+        case tir::UnOp::log: r.f = round_to(t, std::log(a.f)); break;
+      }
+      return r;
+    }
+    switch (op) {
+      case tir::UnOp::neg: r.i = norm(t, static_cast<i64>(0 - static_cast<u64>(a.i))); break;
+      case tir::UnOp::lnot: r.i = a.i == 0; break;
+      case tir::UnOp::abs:
+        r.i = (t != ScalarType::u64 && a.i < 0) ? norm(t, static_cast<i64>(0 - static_cast<u64>(a.i))) : a.i;
+        break;
+      default: r.f = 0; break;  // sqrt/exp/log take floats (sema)
+    }
+    return r;
+  }
+
+  // A scalar value.
+  S sc(const tir::Value& v) {
+    using K = tir::ValueKind;
+    switch (v.kind) {
+      case K::Const: {
+        S r;
+        if (is_float(v.type.elem)) r.f = round_to(v.type.elem, static_cast<float>(v.float_value));
+        else r.i = norm(v.type.elem, v.int_value);
+        return r;
+      }
+      case K::ParamRef: return l_.scalars[static_cast<std::size_t>(v.param)];
+      case K::SizeRef: return S{l_.sizes[static_cast<std::size_t>(v.size)], 0};
+      case K::VarRef: return vars_[static_cast<std::size_t>(v.var)].s;
+      case K::BuiltinRef:
+        switch (v.builtin) {
+          case tir::Builtin::rank: return S{l_.ctx.rank, 0};
+          case tir::Builtin::world: return S{l_.ctx.world, 0};
+          case tir::Builtin::sms: return S{l_.sms, 0};
+          case tir::Builtin::program: return S{program_, 0};
+          case tir::Builtin::programs: return S{programs_, 0};
+          case tir::Builtin::resident: fail(v.range, "a kernel body reads `resident`");
+        }
+        return {};
+      case K::RangeStart: return S{rg(*v.operands[0]).start, 0};
+      case K::RangeExtent: return S{rg(*v.operands[0]).extent, 0};
+      case K::Unary: return un(v.unop, v.type.elem, sc(*v.operands[0]));
+      case K::Binary: {
+        const S a = sc(*v.operands[0]);
+        return bin(v, v.binop, v.operands[0]->type.elem, a, sc(*v.operands[1]));
+      }
+      case K::Cast: return cast(v.type.elem, v.operands[0]->type.elem, sc(*v.operands[0]));
+      case K::Load: {
+        const View1 w = view1(v.view, v.range, "a load of");
+        const ScalarType t = elem_of(v.view.param);
+        return cast(v.type.elem, t, read(t, base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t)));
+      }
+      case K::Reduce: return reduce(v);
+      case K::Atomic: {
+        const View1 w = view1(v.view, v.range, "an atomic on");
+        const ScalarType t = elem_of(v.view.param);
+        const S x = cast(t, v.operands[0]->type.elem, sc(*v.operands[0]));
+        const S d = v.operands.size() > 1 ? cast(t, v.operands[1]->type.elem, sc(*v.operands[1])) : S{};
+        return cast(v.type.elem, t, atomic(t, base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t),
+                                          v.atomic_op, v.order, x, d));
+      }
+      case K::Fill:
+      case K::Iota:
+      case K::Matmul: break;
+    }
+    fail(v.range, std::string("a tile where a scalar was expected (") + tir::name(v.kind) + ")");
+  }
+
+  S reduce(const tir::Value& v) {
+    const tir::Value& x = *v.operands[0];
+    std::vector<S> t;
+    tl(x, t);
+    const ScalarType e = x.type.elem;
+    const bool flt = is_float(e);
+    S acc;
+    if (v.reduce_op == tir::ReduceOp::sum) {
+      // Halves sum in float, as the device does, then round once.
+      for (const S& s : t) {
+        if (flt) acc.f += s.f;
+        else acc.i = norm(e, static_cast<i64>(static_cast<u64>(acc.i) + static_cast<u64>(s.i)));
+      }
+      if (flt) acc.f = round_to(e, acc.f);
+      return acc;
+    }
+    if (t.empty()) return acc;
+    acc = t[0];
+    for (const S& s : t) {
+      if (v.reduce_op == tir::ReduceOp::max ? less(e, acc, s) : less(e, s, acc)) acc = s;
+    }
+    return acc;
+  }
+
+  // A tile value, element by element (row-major for 2-D tiles), into `out`.
+  void tl(const tir::Value& v, std::vector<S>& out) {
+    using K = tir::ValueKind;
+    const std::size_t n = static_cast<std::size_t>(v.type.elements());
+    if (!v.type.is_tile()) {
+      out.assign(n ? n : 1, sc(v));
+      return;
+    }
+    switch (v.kind) {
+      case K::VarRef: out = vars_[static_cast<std::size_t>(v.var)].t; return;
+      case K::Unary: {
+        tl(*v.operands[0], out);
+        for (S& s : out) s = un(v.unop, v.type.elem, s);
+        return;
+      }
+      case K::Cast: {
+        tl(*v.operands[0], out);
+        const ScalarType from = v.operands[0]->type.elem;
+        for (S& s : out) s = cast(v.type.elem, from, s);
+        return;
+      }
+      case K::Binary: {
+        const tir::Value& a = *v.operands[0];
+        const tir::Value& b = *v.operands[1];
+        const ScalarType t = a.type.elem;
+        std::vector<S> ta, tb;
+        const bool at = a.type.is_tile(), bt = b.type.is_tile();
+        S sa{}, sb{};
+        if (at) tl(a, ta); else sa = sc(a);
+        if (bt) tl(b, tb); else sb = sc(b);
+        out.resize(n);
+        for (std::size_t i = 0; i < n; ++i) out[i] = bin(v, v.binop, t, at ? ta[i] : sa, bt ? tb[i] : sb);
+        return;
+      }
+      case K::Fill: {
+        out.assign(n, sc(*v.operands[0]));
+        return;
+      }
+      case K::Iota: {
+        const i64 start = rg(*v.operands[0]).start;
+        out.resize(n);
+        for (std::size_t i = 0; i < n; ++i) out[i] = S{start + static_cast<i64>(i), 0};
+        return;
+      }
+      case K::Load: {
+        const ScalarType t = elem_of(v.view.param);
+        const S other = v.operands.empty() ? S{} : cast(t, v.operands[0]->type.elem, sc(*v.operands[0]));
+        S masked = cast(v.type.elem, t, other);
+        out.assign(n, masked);
+        if (v.view.rows) {
+          const View2 w = view2(v.view, v.range, "a load of");
+          const char* b = base(v.view.param, v.rank, v.range);
+          for (i64 i = 0; i < w.rows; ++i) {
+            for (i64 j = 0; j < w.cols; ++j) {
+              out[static_cast<std::size_t>(i * v.view.size + j)] =
+                  cast(v.type.elem, t, read(t, b + (w.offset + i * w.ld + j) * elem_bytes(t)));
+            }
+          }
+          return;
+        }
+        const View1 w = view1(v.view, v.range, "a load of");
+        const char* b = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
+        for (i64 e = 0; e < w.n; ++e) out[static_cast<std::size_t>(e)] = cast(v.type.elem, t, read(t, b + e * elem_bytes(t)));
+        return;
+      }
+      case K::Atomic: {
+        const ScalarType t = elem_of(v.view.param);
+        const View1 w = view1(v.view, v.range, "an atomic on");
+        std::vector<S> x, d;
+        const tir::Value& xv = *v.operands[0];
+        if (xv.type.is_tile()) tl(xv, x); else x.assign(n, sc(xv));
+        if (v.operands.size() > 1) {
+          const tir::Value& dv = *v.operands[1];
+          if (dv.type.is_tile()) tl(dv, d); else d.assign(n, sc(dv));
+        }
+        char* b = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
+        out.assign(n, S{});
+        for (i64 e = 0; e < w.n; ++e) {
+          const std::size_t i = static_cast<std::size_t>(e);
+          const S xe = cast(t, xv.type.elem, x[i]);
+          const S de = d.empty() ? S{} : cast(t, v.operands[1]->type.elem, d[i]);
+          out[i] = cast(v.type.elem, t, atomic(t, b + e * elem_bytes(t), v.atomic_op, v.order, xe, de));
+        }
+        return;
+      }
+      case K::Matmul: matmul(v, out); return;
+      default: break;
+    }
+    fail(v.range, std::string("a ") + tir::name(v.kind) + " cannot be a tile");
+  }
+
+  // acc[i, j] = sum over k of A[i, k] * B[k, j] in float, rows past A's valid rows,
+  // columns past B's valid columns and k past K reading as 0 (the simple lowering's
+  // semantics; B as a row panel Bt[n, :] is B given as [N, K]).
+  void matmul(const tir::Value& v, std::vector<S>& out) {
+    const i64 R = v.type.rows, C = v.type.size;
+    const tir::View& a = v.view;
+    const tir::View& b = v.view_b;
+    const bool nk = b.slice_dim == 1;
+    const i64 K = sc(*a.full).i;
+    const i64 a_off = sc(*a.offset).i, lda = sc(*a.ld).i;
+    const i64 a_rows = std::clamp<i64>(sc(*a.row_extent).i, 0, R);
+    const i64 b_off = sc(*b.offset).i, ldb = sc(*b.ld).i;
+    const i64 b_cols = std::clamp<i64>(sc(nk ? *b.row_extent : *b.extent).i, 0, C);
+    const ScalarType ta = elem_of(a.param), tb = elem_of(b.param);
+    if (a_rows > 0 && K > 0) check2(a.param, a_off, lda, a_rows, K, v.range, "a matmul read of");
+    if (b_cols > 0 && K > 0) {
+      if (nk) check2(b.param, b_off, ldb, b_cols, K, v.range, "a matmul read of");
+      else check2(b.param, b_off, ldb, K, b_cols, v.range, "a matmul read of");
+    }
+    const char* pa = l_.tensors[static_cast<std::size_t>(a.param)];
+    const char* pb = l_.tensors[static_cast<std::size_t>(b.param)];
+    // A and B as float, once: [a_rows, K] and [K, b_cols].
+    std::vector<float> fa(static_cast<std::size_t>(a_rows * K)), fb(static_cast<std::size_t>(K * b_cols));
+    for (i64 i = 0; i < a_rows; ++i) {
+      for (i64 kk = 0; kk < K; ++kk) {
+        fa[static_cast<std::size_t>(i * K + kk)] = cast(ScalarType::f32, ta, read(ta, pa + (a_off + i * lda + kk) * elem_bytes(ta))).f;
+      }
+    }
+    for (i64 kk = 0; kk < K; ++kk) {
+      for (i64 j = 0; j < b_cols; ++j) {
+        const i64 e = nk ? b_off + j * ldb + kk : b_off + kk * ldb + j;
+        fb[static_cast<std::size_t>(kk * b_cols + j)] = cast(ScalarType::f32, tb, read(tb, pb + e * elem_bytes(tb))).f;
+      }
+    }
+    std::vector<float> acc(static_cast<std::size_t>(R * C), 0.f);
+    for (i64 i = 0; i < a_rows; ++i) {
+      float* row = &acc[static_cast<std::size_t>(i * C)];
+      for (i64 kk = 0; kk < K; ++kk) {
+        const float x = fa[static_cast<std::size_t>(i * K + kk)];
+        const float* brow = &fb[static_cast<std::size_t>(kk * b_cols)];
+        for (i64 j = 0; j < b_cols; ++j) row[j] = std::fma(x, brow[j], row[j]);
+      }
+    }
+    out.resize(static_cast<std::size_t>(R * C));
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = cast(v.type.elem, ScalarType::f32, S{0, acc[i]});
+  }
+
+  // ---- statements ---------------------------------------------------------------------------
+  void stmts(const std::vector<tir::StmtPtr>& body) {
+    for (const tir::StmtPtr& s : body) stmt(*s);
+  }
+
+  void assign(int var, const tir::Value& v) {
+    VarV& x = vars_[static_cast<std::size_t>(var)];
+    const tir::Type& t = k_.vars[static_cast<std::size_t>(var)].type;
+    if (t.is_tile()) {
+      std::vector<S> tmp;
+      tl(v, tmp);
+      x.t = std::move(tmp);
+    } else if (t.kind == tir::TypeKind::Range) {
+      x.r = rg(v);
+    } else {
+      x.s = sc(v);
+    }
+  }
+
+  // A tile (or a scalar broadcast) to store, converted to the tensor's type.
+  std::vector<S> source(const tir::Value& v, std::size_t n, ScalarType to) {
+    std::vector<S> t;
+    if (v.type.is_tile()) tl(v, t);
+    else t.assign(n, sc(v));
+    for (S& s : t) s = cast(to, v.type.elem, s);
+    return t;
+  }
+
+  void after_wait() {
+    if (l_.failed.load(std::memory_order_relaxed)) throw Stopped{};
+    if (l_.ctx.control && std::atomic_ref<unsigned>(l_.ctx.control->abort).load(std::memory_order_relaxed)) throw Stopped{};
+  }
+
+  void stmt(const tir::Stmt& s) {
+    using K = tir::StmtKind;
+    switch (s.kind) {
+      case K::Let:
+      case K::Assign: assign(s.var, *s.value); return;
+      case K::Store: {
+        const ScalarType t = elem_of(s.view.param);
+        const int eb = elem_bytes(t);
+        if (s.view.rows) {
+          const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.rows * s.view.size), t);
+          const View2 w = view2(s.view, s.range, "a store to");
+          char* b = base(s.view.param, s.rank, s.range);
+          for (i64 i = 0; i < w.rows; ++i) {
+            for (i64 j = 0; j < w.cols; ++j) write(t, b + (w.offset + i * w.ld + j) * eb, x[static_cast<std::size_t>(i * s.view.size + j)]);
+          }
+          return;
+        }
+        if (s.view.size) {
+          const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.size), t);
+          const View1 w = view1(s.view, s.range, "a store to");
+          char* b = base(s.view.param, s.rank, s.range) + w.offset * eb;
+          for (i64 e = 0; e < w.n; ++e) write(t, b + e * eb, x[static_cast<std::size_t>(e)]);
+          return;
+        }
+        const S x = cast(t, s.value->type.elem, sc(*s.value));
+        const View1 w = view1(s.view, s.range, "a store to");
+        write(t, base(s.view.param, s.rank, s.range) + w.offset * eb, x);
+        return;
+      }
+      case K::Signal: {
+        const ScalarType t = elem_of(s.view.param);
+        const S x = cast(t, s.value->type.elem, sc(*s.value));
+        const View1 w = view1(s.view, s.range, "a signal of");
+        char* p = base(s.view.param, s.rank, s.range) + w.offset * elem_bytes(t);
+        const std::memory_order mo = memory_order(s.order);
+        if (s.signal_op == tir::SignalOp::add) {
+          atomic(t, p, tir::AtomicOp::add, s.order, x, S{});
+        } else if (elem_bytes(t) == 8) {
+          store_bits<u64>(p, static_cast<u64>(x.i), store_order(mo));
+        } else if (elem_bytes(t) == 4) {
+          store_bits<std::uint32_t>(p, static_cast<std::uint32_t>(x.i), store_order(mo));
+        } else {
+          std::atomic_thread_fence(std::memory_order_seq_cst);
+          write(t, p, x);
+        }
+        return;
+      }
+      case K::Wait: {
+        const ScalarType t = elem_of(s.view.param);
+        const S x = cast(t, s.value->type.elem, sc(*s.value));
+        const View1 w = view1(s.view, s.range, "a wait on");
+        const char* p = base(s.view.param, nullptr, s.range) + w.offset * elem_bytes(t);
+        if (elem_bytes(t) != 4 && elem_bytes(t) != 8) fail(s.range, "a wait on a flag that is not 32 or 64 bits");
+        Flag f{p, elem_bytes(t), t == ScalarType::i32 || t == ScalarType::i64, param(s.view.param).name.c_str(), w.offset};
+        const std::string where = site(s.range);
+        wait(l_.ctx, f, static_cast<device::Cmp>(s.cmp), static_cast<u64>(x.i), device::WaitSite{where.c_str(), -1, 0},
+             static_cast<int>(program_), &l_.failed);
+        after_wait();
+        return;
+      }
+      case K::Eval: {
+        if (s.value->type.is_tile()) {
+          std::vector<S> t;
+          tl(*s.value, t);
+        } else {
+          (void)sc(*s.value);
+        }
+        return;
+      }
+      case K::ForBlocks: {
+        const i64 bound = sc(*s.hi).i;
+        VarV& v = vars_[static_cast<std::size_t>(s.var)];
+        for (i64 start = program_ * s.step; start < bound; start += programs_ * s.step) {
+          v.r = {start, bound - start < s.step ? bound - start : s.step};
+          stmts(s.body);
+        }
+        return;
+      }
+      case K::ForTiles: {
+        const i64 rows = sc(*s.hi).i, cols = sc(*s.hi2).i;
+        const i64 across = (cols + s.step2 - 1) / s.step2;
+        const i64 total = (rows + s.step - 1) / s.step * across;
+        for (i64 t = program_; t < total; t += programs_) {
+          VarV& m = vars_[static_cast<std::size_t>(s.var)];
+          m.r.start = t / across * s.step;
+          m.r.extent = rows - m.r.start < s.step ? rows - m.r.start : s.step;
+          VarV& n = vars_[static_cast<std::size_t>(s.var2)];
+          n.r.start = t % across * s.step2;
+          n.r.extent = cols - n.r.start < s.step2 ? cols - n.r.start : s.step2;
+          if (s.var_t >= 0) vars_[static_cast<std::size_t>(s.var_t)].s = S{t, 0};
+          stmts(s.body);
+        }
+        return;
+      }
+      case K::ForRanks: {
+        const int world = l_.ctx.world;
+        for (int k = s.peers_only ? 1 : 0; k < world; ++k) {
+          vars_[static_cast<std::size_t>(s.var)].s = S{s.peers_only ? (l_.ctx.rank + k) % world : k, 0};
+          stmts(s.body);
+        }
+        return;
+      }
+      case K::ForRange: {
+        const i64 lo = sc(*s.lo).i, hi = sc(*s.hi).i;
+        for (i64 i = lo; i < hi; ++i) {
+          vars_[static_cast<std::size_t>(s.var)].s = S{i, 0};
+          stmts(s.body);
+        }
+        return;
+      }
+      case K::If: {
+        if (sc(*s.value).i) stmts(s.body);
+        else stmts(s.else_body);
+        return;
+      }
+      case K::Role: return;  // run() splits the grid
+    }
+  }
+};
+
+// Each tensor's extents, from the launch's size symbols and world.
+void bind_shapes(Launch& l) {
+  l.dims.assign(l.k.params.size(), {});
+  l.elements.assign(l.k.params.size(), 0);
+  for (std::size_t p = 0; p < l.k.params.size(); ++p) {
+    const tir::Param& prm = l.k.params[p];
+    if (!prm.is_tensor) continue;
+    i64 n = 1;
+    for (const irisc::contract::Expr& e : l.ck.params[p].dims) {
+      i64 d = 0;
+      irisc::contract::Bindings b{l.sizes, l.ctx.world, l.sms, 1};
+      if (irisc::contract::eval(e, b, &d) != irisc::contract::EvalError::ok) d = 0;
+      l.dims[p].push_back(d);
+      n = d < 0 ? 0 : n * d;
+    }
+    l.elements[p] = n;
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedModule> load(const void* image, const std::string& name) {
+  const char* text = static_cast<const char*>(image);
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(text), std::strlen(text));
+  irisc::HostCode code;
+  std::string why;
+  if (!irisc::read_host_code(bytes, &code, &why)) throw Error(name + " is not a well-formed host code object: " + why);
+  auto lp = std::make_shared<LoadedProgram>(LoadedProgram{irisc::SourceBuffer(code.name, code.source), {}, {}});
+  irisc::CompileOptions co;
+  co.target = "host";
+  co.defines = code.defines;
+  co.trace_events = code.trace_events;
+  irisc::CompileResult r = irisc::compile_to_tir(lp->source, co, &lp->module);
+  if (!r.ok) throw Error("cannot load " + name + ": irisc cannot compile it for the host backend:\n" + r.rendered_diagnostics);
+  auto out = std::make_unique<LoadedModule>();
+  lp->contract = irisc::launch_contract(lp->module);
+  out->metadata = irisc::contract::write(lp->contract);
+  for (std::size_t i = 0; i < lp->contract.kernels.size(); ++i) {
+    InterpretedKernel k;
+    k.kernel = static_cast<int>(i);
+    k.symbol = lp->contract.kernels[i].symbol;
+    for (const irisc::contract::Arg& a : lp->contract.kernels[i].args) k.param_sizes.push_back(static_cast<std::size_t>(a.bytes));
+    out->kernels.push_back(std::move(k));
+  }
+  out->program = lp;
+  for (InterpretedKernel& k : out->kernels) k.program = lp;
+  return out;
+}
+
+void run(const InterpretedKernel& kernel, unsigned programs, void** args) {
+  Launch l(*kernel.program, kernel.kernel, args);
+  bind_shapes(l);
+  LaunchScope launch(l.ctx);
+  if (programs == 0) return;
+  std::atomic<unsigned> next{0};
+  auto worker = [&] {
+    WorkerScope scope(l.ctx);
+    for (unsigned p; !l.failed.load() && (p = next.fetch_add(1)) < programs;) {
+      try {
+        Program(l, p, programs).run();
+      } catch (const Stopped&) {
+        return;
+      } catch (...) {
+        l.fail(std::current_exception());
+        return;
+      }
+    }
+  };
+  // Role kernels run every program at once (their roles wait on each other); other
+  // grids as many at once as the host's "GPU" holds.
+  const unsigned workers = l.k.roles.empty() ? std::min(programs, kResidentPrograms) : programs;
+  if (workers == 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    threads.reserve(workers);
+    for (unsigned w = 0; w < workers; ++w) threads.emplace_back(worker);
+    for (std::thread& t : threads) t.join();
+  }
+  if (l.error) std::rethrow_exception(l.error);
+}
+
+}  // namespace iris::host
