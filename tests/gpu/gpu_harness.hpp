@@ -1,9 +1,13 @@
 // GPU test harness: runs a test body on N ranks (threads, or the mpirun world) with the
-// test kernels loaded; tests report SKIPPED when there is no GPU.
+// test kernels loaded; tests report SKIPPED when there is no GPU. With IRIS_BACKEND=host
+// the suite runs on the host backend (CPU threads interpret the .iris kernels): tests of
+// irisc kernels run there too, and tests that need hand-written CUDA or a GPU feature
+// report SKIPPED (IRIS_REQUIRE_CUDA).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -44,14 +48,23 @@ inline void require(bool ok, const std::string& what) {
   if (!ok) throw Error("check failed: " + what);
 }
 
+// Whether the suite runs on the host backend (IRIS_BACKEND=host).
+inline bool on_host_backend() {
+  const char* b = std::getenv("IRIS_BACKEND");
+  return b && std::string(b) == "host";
+}
+
+// The hand-written CUDA test kernels are not loaded on the host backend (the module is
+// empty there): tests that use them start with IRIS_REQUIRE_CUDA().
 inline void run_ranks(int ranks, const std::function<void(Context&, Module&)>& body,
                       std::size_t heap = std::size_t{256} << 20) {
   Options o;
-  o.heap_bytes = heap;
+  o.heap_bytes = on_host_backend() ? std::min<std::size_t>(heap, std::size_t{64} << 20) : heap;
   o.ranks = ranks;
   o.share_gpus = true;
   const int rc = run(o, [&](Context& ctx) {
-    Module m = ctx.load_module(embedded::gpu_test_kernels(), "gpu test kernels");
+    Module m;
+    if (!ctx.on_host()) m = ctx.load_module(embedded::gpu_test_kernels(), "gpu test kernels");
     body(ctx, m);
   });
   EXPECT_EQ(rc, 0) << "a rank failed (see its [iris r/w] error line above)";
@@ -60,11 +73,17 @@ inline void run_ranks(int ranks, const std::function<void(Context&, Module&)>& b
 class GpuTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
-    if (device_count() == 0) GTEST_SKIP() << "no GPU found";
+    if (!on_host_backend() && device_count() == 0) GTEST_SKIP() << "no GPU found";
   }
 };
 
 }  // namespace iris::test
+
+// For tests of hand-written CUDA kernels, graphs, TMA or GPU-only lowerings.
+#define IRIS_REQUIRE_CUDA()                                                                             \
+  do {                                                                                                 \
+    if (::iris::test::on_host_backend()) GTEST_SKIP() << "needs the CUDA backend (IRIS_BACKEND=host)"; \
+  } while (0)
 
 #define IRIS_GPU_SUITE(Suite) \
   INSTANTIATE_TEST_SUITE_P(Ranks, Suite, ::testing::ValuesIn(::iris::test::rank_counts()), ::iris::test::ranks_name)

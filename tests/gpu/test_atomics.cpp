@@ -118,6 +118,7 @@ void check_type(Context& ctx, Module& m, const char* tname, std::vector<int> ops
 }
 
 TEST_P(Atomics, EveryOpOrderScopeIntegers) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     const std::vector<int> all{0, 1, 2, 3, 4, 5, 6, 7, 8};
     check_type<std::uint32_t>(ctx, m, "u32", all);
@@ -128,10 +129,12 @@ TEST_P(Atomics, EveryOpOrderScopeIntegers) {
 }
 
 TEST_P(Atomics, FloatAddSubXchgCas) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) { check_type<float>(ctx, m, "f32", {0, 1, 7, 8}); });
 }
 
 TEST_P(Atomics, RedAddRelaxedAndRelease) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     const std::size_t n = 50000;
     auto c32 = ctx.zeros<std::uint32_t>(n);

@@ -21,6 +21,7 @@ void check_module(Context& ctx, Module m, CodeObjectFormat want) {
 }
 
 TEST_P(Formats, CubinAndPtxFromMemoryAndFile) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     check_module(ctx, ctx.load_module(embedded::format_cubin(), "cubin"), CodeObjectFormat::cubin);
     check_module(ctx, ctx.load_module(embedded::format_ptx(), "ptx"), CodeObjectFormat::ptx);

@@ -35,6 +35,7 @@ void load_store_case(Context& ctx, Module& m, const char* name) {
 }
 
 TEST_P(Rma, LoadStoreEveryWidthEveryRank) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     load_store_case<unsigned char>(ctx, m, "u8");
     load_store_case<unsigned short>(ctx, m, "u16");
@@ -46,6 +47,7 @@ TEST_P(Rma, LoadStoreEveryWidthEveryRank) {
 }
 
 TEST_P(Rma, ThreadGetPutCopy) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     const std::size_t n = 10007;
     const int next = (ctx.rank() + 1) % ctx.world(), prev = (ctx.rank() + ctx.world() - 1) % ctx.world();
@@ -68,6 +70,7 @@ TEST_P(Rma, ThreadGetPutCopy) {
 }
 
 TEST_P(Rma, BlockBulkCopiesAtOddOffsetsAndLengths) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     const std::size_t cap = 3 << 20;
     auto src = ctx.randint<std::uint32_t>(cap / 4, 0, 1 << 30, 9);

@@ -154,6 +154,7 @@ TEST_P(Runtime, TensorFactoriesEveryDtype) {
 }
 
 TEST_P(Runtime, DeviceBarrierOrdersWritesAlsoInAGraph) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     auto board = ctx.zeros<std::uint64_t>(device::kMaxRanks);
     auto stamp = ctx.ones<std::uint64_t>(1);
@@ -193,6 +194,7 @@ TEST_P(Runtime, Broadcasts) {
 }
 
 TEST_P(Runtime, ModuleAndLaunchErrors) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     std::string msg;
     try {

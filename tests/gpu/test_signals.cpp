@@ -9,6 +9,7 @@ namespace {
 class Signals : public GpuTest {};
 
 TEST_P(Signals, RingMessagesEveryVariant) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     Kernel k = m.kernel("ring_messages");
     for (int variant = 0; variant < 4; ++variant) {
@@ -33,6 +34,7 @@ TEST_P(Signals, RingMessagesEveryVariant) {
 }
 
 TEST_P(Signals, WaitUntilEveryComparison) {
+  IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {
     auto flag = ctx.full<std::int64_t>(1, 5.0);
     auto results = ctx.zeros<std::int64_t>(6);

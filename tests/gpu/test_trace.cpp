@@ -30,6 +30,7 @@ class Trace : public ::testing::Test {
 };
 
 TEST_F(Trace, OneFileWithEveryRanksHostAndDeviceEvents) {
+  IRIS_REQUIRE_CUDA();  // device trace events come from GPU kernels
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / ("iris-trace-test-" + std::to_string(::getpid()) + ".json");
   constexpr int kRanks = 2;

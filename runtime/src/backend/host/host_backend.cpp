@@ -209,8 +209,10 @@ class HostBackend final : public Backend {
   void synchronize() override {}
 
   void* mem_alloc(std::size_t bytes) override {
-    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-    return p;  // nullptr: out of memory, as the interface says
+    // Aligned as the CUDA driver's allocations are (2 MiB for heaps), so that offsets
+    // aligned within a heap are aligned addresses too.
+    const std::size_t align = bytes >= (std::size_t{2} << 20) ? (std::size_t{2} << 20) : 4096;
+    return std::aligned_alloc(align, (bytes + align - 1) / align * align);  // nullptr: out of memory
   }
   void mem_free(void* ptr) noexcept override { std::free(ptr); }
   void* host_alloc_mapped(std::size_t bytes, void** device_ptr) override {
