@@ -415,11 +415,32 @@ class Program {
     for (std::size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
     return s + "]";
   }
+  // Element `flat` of parameter p's tensor as indices ("[3, 100] (flat index 400)").
   std::string element(int p, i64 flat) const {
     const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
-    if (d.size() != 2 || d[1] <= 0 || flat < 0) return std::to_string(flat);
-    return "[" + std::to_string(flat / d[1]) + ", " + std::to_string(flat % d[1]) + "] (flat index " +
-           std::to_string(flat) + ")";
+    if (d.size() < 2 || flat < 0) return std::to_string(flat);
+    std::vector<i64> idx(d.size());
+    i64 rest = flat;
+    for (std::size_t k = d.size(); k-- > 0;) {
+      if (d[k] <= 0) return std::to_string(flat);
+      idx[k] = k ? rest % d[k] : rest;
+      rest /= d[k];
+    }
+    std::string s = "[";
+    for (std::size_t k = 0; k < idx.size(); ++k) s += (k ? ", " : "") + std::to_string(idx[k]);
+    return s + "] (flat index " + std::to_string(flat) + ")";
+  }
+
+  // A row of a tensor of 2 or more dimensions ends at its last extent: elements past
+  // it are outside the tensor even where the flat index lands in the next row.
+  void check_row(int p, i64 offset, i64 n, irisc::SourceRange r, const char* what) {
+    const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
+    if (d.size() < 2 || d.back() <= 0 || offset < 0 || offset % d.back() + n <= d.back()) return;
+    const i64 last = d.back();
+    std::string at = element(p, offset - offset % last);
+    at = at.substr(0, at.find(']'));
+    at = at.substr(0, at.rfind(' ') + 1) + std::to_string(last) + "]";
+    fail(r, std::string(what) + " element " + at + " of " + param(p).name + ", outside the tensor (shape " + shape(p) + ")");
   }
 
   // The base of parameter p's tensor on `rank` (null: this rank).
@@ -458,7 +479,10 @@ class Program {
       const i64 extent = sc(*v.extent).i;
       n = extent < 0 ? 0 : extent < v.size ? extent : v.size;
     }
-    if (n > 0) check(v.param, offset, offset + n - 1, r, what, [&](i64 elems) { return offset < 0 ? offset : std::max(offset, elems); });
+    if (n > 0) {
+      if (v.size) check_row(v.param, offset, n, r, what);
+      check(v.param, offset, offset + n - 1, r, what, [&](i64 elems) { return offset < 0 ? offset : std::max(offset, elems); });
+    }
     return {offset, n};
   }
 
@@ -475,13 +499,7 @@ class Program {
 
   void check2(int p, i64 offset, i64 ld, i64 rows, i64 cols, irisc::SourceRange r, const char* what) {
     const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
-    // Columns past the last one of a row-major 2-D tensor are outside it even where the
-    // flat index lands in the next row.
-    if (d.size() == 2 && ld == d[1] && offset >= 0 && d[1] > 0 && offset % d[1] + cols > d[1]) {
-      const i64 row = offset / d[1];
-      fail(r, std::string(what) + " element [" + std::to_string(row) + ", " + std::to_string(d[1]) + "] of " +
-                  param(p).name + ", outside the tensor (shape " + shape(p) + ")");
-    }
+    if (!d.empty() && ld == d.back()) check_row(p, offset, cols, r, what);
     const i64 last = offset + (rows - 1) * ld + cols - 1;
     const i64 lo = ld >= 0 ? offset : offset + (rows - 1) * ld;
     const i64 hi = ld >= 0 ? last : offset + cols - 1;

@@ -1,0 +1,268 @@
+// irisc kernels on the host backend: the TIR interpreter's checks (an out-of-bounds
+// access and a deadlock, each reported with the .iris file:line) and its semantics
+// (roles that wait on each other, atomics across ranks, integer and float arithmetic,
+// masked tails), through the same API as on a GPU: jit_program and Program::launch.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <mutex>
+
+#include "iris/iris.hpp"
+
+namespace iris {
+namespace {
+
+// Runs `body` on `ranks` host ranks; returns run()'s code and the first error text of
+// each rank (empty where none).
+struct Outcome {
+  int rc = 0;
+  std::vector<std::string> errors;
+  double seconds = 0;
+};
+
+Outcome run_host(int ranks, const std::function<void(Context&)>& body, double wait_timeout = 60) {
+  Options o;
+  o.backend = "host";
+  o.ranks = ranks;
+  o.heap_bytes = std::size_t{8} << 20;
+  o.wait_timeout = wait_timeout;
+  Outcome out;
+  out.errors.resize(static_cast<std::size_t>(ranks));
+  std::mutex mu;
+  const auto start = std::chrono::steady_clock::now();
+  out.rc = run(o, [&](Context& ctx) {
+    try {
+      body(ctx);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      out.errors[static_cast<std::size_t>(ctx.rank())] = e.what();
+      throw;
+    }
+  });
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class HostKernels : public ::testing::TestWithParam<int> {};
+
+// A store one element past the end: the error names the file, line and column, the
+// statement, the index and the tensor's shape.
+const char* kShift = R"(kernel shift(x: tensor<f32>[N], y: tensor<f32>[N]) {
+    for i in blocks(N, 256) {
+        store(y[i + 1], load(x[i]));
+    }
+}
+)";
+
+TEST_P(HostKernels, OutOfBoundsStoreNamesTheLineAndTheIndex) {
+  const int ranks = GetParam();
+  const Outcome o = run_host(ranks, [](Context& ctx) {
+    Program p = jit_program(ctx, kShift, "shift.iris");
+    auto x = ctx.arange<float>(1000);
+    auto y = ctx.zeros<float>(1000);
+    p.launch("shift", {x, y});
+    ctx.synchronize();
+  });
+  EXPECT_EQ(o.rc, 1);
+  for (int r = 0; r < ranks; ++r) {
+    const std::string& e = o.errors[static_cast<std::size_t>(r)];
+    EXPECT_TRUE(has(e, "kernel 'shift' at shift.iris:3:9: store(y[i + 1], load(x[i]))")) << e;
+    EXPECT_TRUE(has(e, "a store to element 1000 of y, outside the tensor (shape [1000], 1000 elements)")) << e;
+    EXPECT_TRUE(has(e, "rank " + std::to_string(r))) << e;
+  }
+}
+
+// A load from a peer past the end of a 2-D tensor's row.
+const char* kRow = R"(kernel row(a: symmetric tensor<i32>[R, C], out: tensor<i32>[C]) {
+    for j in blocks(C, 64) {
+        store(out[j], load(a[R - 1, j + 1], from: (rank + 1) % world));
+    }
+}
+)";
+
+TEST(HostKernelsChecks, OutOfBoundsColumnOfAPeersTensor) {
+  const Outcome o = run_host(2, [](Context& ctx) {
+    Program p = jit_program(ctx, kRow, "row.iris");
+    auto a = ctx.zeros<std::int32_t>({4, 100});
+    auto out = ctx.zeros<std::int32_t>(std::size_t{100});
+    ctx.barrier();
+    p.launch("row", {a, out});
+    ctx.synchronize();
+  });
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "row.iris:3:23: load(a[R - 1, j + 1], from: (rank + 1) % world)")) << o.errors[0];
+  EXPECT_TRUE(has(o.errors[0], "a load of element [3, 100] of a, outside the tensor (shape [4, 100])")) << o.errors[0];
+}
+
+// Every rank signals its neighbour once, then waits for a second signal that never
+// comes: reported as a deadlock naming the flag, every rank and the line, long before
+// the 60 s wait timeout.
+const char* kRing = R"(kernel ring(flag: symmetric tensor<u64>[1]) {
+    signal(flag[0], 1 as u64, to: (rank + 1) % world);
+    wait(flag[0] >= 2 as u64);
+}
+)";
+
+TEST_P(HostKernels, DeadlockNamesTheFlagTheRanksAndTheLine) {
+  const int ranks = GetParam();
+  const Outcome o = run_host(ranks, [](Context& ctx) {
+    Program p = jit_program(ctx, kRing, "ring.iris");
+    auto flag = ctx.zeros<std::uint64_t>(1);
+    ctx.barrier();
+    p.launch("ring", {flag});
+    ctx.synchronize();
+  });
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_LT(o.seconds, 10.0);
+  const std::string& e = o.errors[0];
+  EXPECT_TRUE(has(e, "deadlock: every rank is blocked")) << e;
+  for (int r = 0; r < ranks; ++r) {
+    EXPECT_TRUE(has(e, "rank " + std::to_string(r) + ", program 0: kernel 'ring' at ring.iris:3:5: wait(flag[0] >= 2 as u64)"))
+        << e;
+  }
+  EXPECT_TRUE(has(e, "waits for flag[0] >= 2, but it is 1")) << e;
+}
+
+// Two roles of one program each wait on each other in turn (a handoff), round after
+// round: both run at once, as on a GPU.
+const char* kHandoff = R"(kernel handoff(ping: tensor<u64>[1], pong: tensor<u64>[1], seen: tensor<u64>[1], rounds: int) {
+    role a(programs: 1) {
+        for k in range(1, rounds + 1) {
+            signal(ping[0], k as u64);
+            wait(pong[0] >= k as u64);
+        }
+    }
+    role b(programs: 1) {
+        for k in range(1, rounds + 1) {
+            wait(ping[0] >= k as u64);
+            signal(pong[0], k as u64);
+        }
+        store(seen[0], load(pong[0]));
+    }
+}
+)";
+
+TEST_P(HostKernels, RolesWaitOnEachOther) {
+  const Outcome o = run_host(GetParam(), [](Context& ctx) {
+    Program p = jit_program(ctx, kHandoff, "handoff.iris");
+    auto ping = ctx.zeros<std::uint64_t>(1), pong = ctx.zeros<std::uint64_t>(1), seen = ctx.zeros<std::uint64_t>(1);
+    p.launch("handoff", {ping, pong, seen, std::int64_t{50}});
+    if (seen.to_host()[0] != 50) throw Error("the handoff did not finish 50 rounds");
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+// Arithmetic as the GPU computes it: integer wrap-around, unsigned compares, float
+// rounding to f16, float-to-integer casts that truncate and saturate, and a masked tail
+// reading `other` (f = 3 at launch, so that nothing folds at compile time).
+const char* kArith = R"(kernel arith(out_i: tensor<i32>[8], out_u: tensor<u64>[2], out_h: tensor<f16>[2], tail: tensor<f32>[T], f: f32) {
+    let big = 2147483647 as i32;
+    store(out_i[0], big + (1 as i32));
+    store(out_i[1], ((-7) as i32) / (2 as i32));
+    store(out_i[2], ((-7) as i32) % (2 as i32));
+    store(out_i[3], (f * 1.0e9) as i32);           // saturates
+    store(out_i[4], (f * (-0.5)) as i32);
+    store(out_i[5], (0 - 1) as u32 as i32);
+    for i in blocks(10, 32) {
+        store(out_i[6], sum(index(i) as i32));   // index() is not masked: 0 + ... + 31
+    }
+    for j in blocks(T, 32) {
+        store(out_i[7], max(load(tail[j], other: 100.0)) as i32);
+    }
+    let huge = (0 - 1) as u64;
+    store(out_u[0], (huge > (1 as u64)) as u64);
+    store(out_u[1], huge / (2 as u64));
+    store(out_h[0], (f * 683.0) as f16);
+    store(out_h[1], (1.0 as f16) / (f as f16));
+}
+)";
+
+TEST(HostKernelsSemantics, ArithmeticMatchesTheGpu) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    Program p = jit_program(ctx, kArith, "arith.iris");
+    auto i = ctx.zeros<std::int32_t>(std::size_t{8});
+    auto u = ctx.zeros<std::uint64_t>(std::size_t{2});
+    auto h = ctx.zeros<half>(std::size_t{2});
+    auto tail = ctx.arange<float>(5);
+    p.launch("arith", {i, u, h, tail, 3.0f});
+    const std::vector<std::int32_t> vi = i.to_host();
+    const std::vector<std::int32_t> want{INT32_MIN, -3, -1, INT32_MAX, -1, -1, 496, 100};
+    for (std::size_t k = 0; k < want.size(); ++k) {
+      if (vi[k] != want[k]) throw Error("out_i[" + std::to_string(k) + "] = " + std::to_string(vi[k]) + ", want " + std::to_string(want[k]));
+    }
+    const std::vector<std::uint64_t> vu = u.to_host();
+    if (vu[0] != 1 || vu[1] != 9223372036854775807ull) throw Error("u64 compare or divide");
+    const std::vector<half> vh = h.to_host();
+    if (static_cast<float>(vh[0]) != 2048.0f) throw Error("2049 as f16 rounds to even: 2048");  // 3 * 683
+    if (static_cast<float>(vh[1]) != static_cast<float>(half(1.0f / 3.0f))) throw Error("f16 division rounds once");
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+// Integer division by zero is an error with its line (a GPU computes garbage).
+TEST(HostKernelsChecks, IntegerDivisionByZero) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    Program p = jit_program(ctx, "kernel div(x: tensor<i64>[1], d: int) {\n    store(x[0], 10 / d);\n}\n", "div.iris");
+    auto x = ctx.zeros<std::int64_t>(1);
+    p.launch("div", {x, std::int64_t{0}});
+  });
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "div.iris:2:17: 10 / d")) << o.errors[0];
+  EXPECT_TRUE(has(o.errors[0], "integer division by zero")) << o.errors[0];
+}
+
+// Atomic adds from every rank to every rank, and a compare-and-swap election.
+const char* kCount = R"(kernel count(c: symmetric tensor<u32>[N], winner: symmetric tensor<i32>[1]) {
+    for i in blocks(N, 64) {
+        for r in ranks {
+            atomic_add(c[i], 1, to: r, order: relaxed);
+        }
+    }
+    atomic_cas(winner[0], (-1) as i32, rank as i32, to: 0, order: acq_rel);
+}
+)";
+
+TEST_P(HostKernels, AtomicsFromEveryRank) {
+  const int ranks = GetParam();
+  const Outcome o = run_host(ranks, [&](Context& ctx) {
+    Program p = jit_program(ctx, kCount, "count.iris");
+    auto c = ctx.zeros<std::uint32_t>(std::size_t{300});
+    auto winner = ctx.full<std::int32_t>(std::size_t{1}, -1.0);
+    ctx.barrier();
+    p.launch("count", {c, winner});
+    ctx.synchronize();
+    ctx.barrier();
+    for (std::uint32_t v : c.to_host()) {
+      if (v != static_cast<std::uint32_t>(ranks)) throw Error("a counter is " + std::to_string(v));
+    }
+    if (ctx.rank() == 0) {
+      const std::int32_t w = winner.to_host()[0];
+      if (w < 0 || w >= ranks) throw Error("no rank won the election");
+    }
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, HostKernels, ::testing::Values(1, 2, 4),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "ranks"; });
+
+// A host code object, as irisc --target=host writes it, loads through Program, and a
+// GPU code object is refused by it with a message naming the way out.
+TEST(HostKernelsLoading, HostCodeObjectsAndTheirMetadata) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    JitOptions jo;
+    jo.target = "host";
+    JitResult r = jit_compile(kShift, "shift.iris", jo);
+    const std::string head(reinterpret_cast<const char*>(r.code.data()), 16);
+    if (head != "IRIS-HOST-CODE 1") throw Error("not a host code object: " + head);
+    Program p(ctx, r.code, "shift (host code)");
+    if (p.kernels().size() != 1 || p.kernels()[0].name != "shift") throw Error("the contract did not come through");
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+}  // namespace
+}  // namespace iris
