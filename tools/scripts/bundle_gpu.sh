@@ -13,7 +13,7 @@ for f in "$src"/samples/0[0-9]_*; do
   case "$f" in *.cpp | *.fatbin) continue ;; esac
   [ -f "$f" ] && cp "$f" "$dst/samples/"
 done
-cp "$src"/samples/*.cubin "$src"/samples/*.iris "$dst/samples/"
+cp "$src"/samples/*.cubin "$src"/samples/*.host "$src"/samples/*.iris "$dst/samples/"
 cp "$src/tests/iris_gpu_tests" "$dst/tests/"
 cp "$src/bin/iris-bench" "$src/bin/irisc" "$dst/bin/"
 mkdir -p "$dst/tools"
