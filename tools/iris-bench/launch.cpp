@@ -36,6 +36,7 @@ struct AnyTensor {
 
 int run_launch(const LaunchBenchOptions& o) {
   Options opts = Options::from_env();
+  if (!o.backend.empty()) opts.backend = o.backend;
   opts.ranks = 1;
   return run(opts, [&](Context& ctx) {
     Program p = jit_program_file(ctx, o.iris_file);

@@ -14,6 +14,7 @@ struct LaunchBenchOptions {
   long long size = 64;       // every size symbol
   int launches = 200;        // per batch
   int batches = 51;
+  std::string backend;       // --backend: cuda or host (empty: IRIS_BACKEND, else cuda)
 };
 
 int run_launch(const LaunchBenchOptions& options);

@@ -23,7 +23,8 @@ void usage() {
       "          (no GPU needed); options: --target T, --reps N, then .iris files\n"
       "  launch  host time Program::launch adds over launch_raw with the same arguments\n"
       "          (one rank); options: --iris FILE (default sample 07), --kernel NAME,\n"
-      "          --size N (every size symbol), --launches N per batch, --batches N\n"
+      "          --size N (every size symbol), --launches N per batch, --batches N,\n"
+      "          --backend cuda|host (host: CPU threads interpret the kernel)\n"
       "  gemm    the sm90 GEMM template (hand-written CUDA; with --iris, also an .iris kernel)\n"
       "          against cuBLAS on the same random inputs, alternating, checked against f64\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
       else if (a == "--size") lo.size = std::max(1LL, std::atoll(value().c_str()));
       else if (a == "--launches") lo.launches = std::max(1, std::atoi(value().c_str()));
       else if (a == "--batches") lo.batches = std::max(1, std::atoi(value().c_str()));
+      else if (a == "--backend") lo.backend = value();
       else return false;
       return true;
     });

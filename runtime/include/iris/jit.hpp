@@ -49,7 +49,8 @@ Program jit_program_file(Context& ctx, const std::filesystem::path& file, const 
 // the device headers' digest, and NVRTC's and the CUDA headers' identities.
 std::string jit_cache_key(std::string_view source, const std::string& name, const JitOptions& options = {});
 
-// The target irisc should compile for on this rank's GPU.
+// The target irisc should compile for on this rank's device: its GPU's, or `host` on
+// the host backend.
 std::string jit_target_for(const Context& ctx);
 
 }  // namespace iris
