@@ -140,6 +140,51 @@ struct Job {
   }
 };
 
+// Host collectives as the race check's barrier edges (host backend with
+// Options::check_races): the backend hears of each one as every rank enters and leaves.
+class CheckedBootstrap final : public Bootstrap {
+ public:
+  explicit CheckedBootstrap(std::unique_ptr<Bootstrap> inner) : inner_(std::move(inner)) {}
+  // From here on, collectives are edges of `ctx`'s job (once its heap exists).
+  void watch(const device::Context* ctx) { ctx_ = ctx; }
+
+  int rank() const override { return inner_->rank(); }
+  int world() const override { return inner_->world(); }
+  int local_rank() const override { return inner_->local_rank(); }
+  bool single_process() const override { return inner_->single_process(); }
+  const char* name() const override { return inner_->name(); }
+  void barrier() override {
+    Edge e(ctx_);
+    inner_->barrier();
+  }
+  void allgather(const void* mine, void* all, std::size_t bytes) override {
+    Edge e(ctx_);
+    inner_->allgather(mine, all, bytes);
+  }
+  void broadcast(void* data, std::size_t bytes, int root) override {
+    Edge e(ctx_);
+    inner_->broadcast(data, bytes, root);
+  }
+  void teardown_barrier() override {
+    Edge e(ctx_);
+    inner_->teardown_barrier();
+  }
+  void abort(std::string_view why) override { inner_->abort(why); }
+
+ private:
+  struct Edge {
+    const device::Context* ctx;
+    explicit Edge(const device::Context* c) : ctx(c) {
+      if (ctx) backend::active().host_collective(*ctx, true);
+    }
+    ~Edge() {
+      if (ctx) backend::active().host_collective(*ctx, false);
+    }
+  };
+  std::unique_ptr<Bootstrap> inner_;
+  const device::Context* ctx_ = nullptr;
+};
+
 struct Context::Impl {
   std::unique_ptr<Bootstrap> boot;
   std::shared_ptr<Job> job;
@@ -183,6 +228,7 @@ struct Context::Impl {
     dctx.rank = boot->rank();
     dctx.world = boot->world();
     for (int r = 0; r < boot->world(); ++r) dctx.heap_bases[r] = heap->base(r);
+    if (auto* checked = dynamic_cast<CheckedBootstrap*>(boot.get())) checked->watch(&dctx);
     void* control_device = nullptr;
     control = static_cast<device::Control*>(bk.host_alloc_mapped(sizeof(device::Control), &control_device));
     dctx.control = static_cast<device::Control*>(control_device);
@@ -660,6 +706,7 @@ int device_count() {
 int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
   backend::select(options.backend);
+  backend::active().set_race_check(options.check_races);
   if (launched_by_mpi()) {
     backend::active().require();  // NoDeviceError before MPI starts
     auto boot = make_mpi_bootstrap(options.host_timeout);
@@ -706,7 +753,9 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
       set_log_rank(r, world);
       std::unique_ptr<Context> ctx;
       try {
-        ctx.reset(new Context(std::make_unique<Context::Impl>(make_thread_bootstrap(group, r), options, job)));
+        std::unique_ptr<Bootstrap> boot = make_thread_bootstrap(group, r);
+        if (options.check_races) boot = std::make_unique<CheckedBootstrap>(std::move(boot));
+        ctx.reset(new Context(std::make_unique<Context::Impl>(std::move(boot), options, job)));
         body(*ctx);
       } catch (const std::exception& e) {
         log(LogLevel::error, e.what());

@@ -40,6 +40,7 @@ Options Options::from_env() {
   if (const char* v = secure_getenv("IRIS_HOST_TIMEOUT"); v && *v) o.host_timeout = parse_seconds(v, "IRIS_HOST_TIMEOUT");
   if (const char* v = secure_getenv("IRIS_TRACE"); v && *v) o.trace = v;
   if (const char* v = secure_getenv("IRIS_BACKEND"); v && *v) o.backend = v;
+  if (const char* v = secure_getenv("IRIS_CHECK_RACES"); v && *v) o.check_races = parse_int(v, "IRIS_CHECK_RACES") != 0;
   return o;
 }
 

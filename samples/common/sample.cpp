@@ -43,8 +43,9 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "%s"
       "  -h, --help      this text\n"
       "SIZE accepts units: 4096, 64KiB, 16MiB, 1GiB. Environment: IRIS_LOG=info|debug,\n"
-      "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS, IRIS_BACKEND. Exit codes: 0 ok, 1 failed, 2 usage,\n"
-      "77 no GPU found.\n",
+      "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS, IRIS_BACKEND, IRIS_CHECK_RACES=1 (host\n"
+      "backend: report unordered accesses from two ranks). Exit codes: 0 ok, 1 failed,\n"
+      "2 usage, 77 no GPU found.\n",
       spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup, own.c_str());
 }
 

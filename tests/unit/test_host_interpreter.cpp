@@ -21,9 +21,11 @@ struct Outcome {
   double seconds = 0;
 };
 
-Outcome run_host(int ranks, const std::function<void(Context&)>& body, double wait_timeout = 60) {
+Outcome run_host(int ranks, const std::function<void(Context&)>& body, double wait_timeout = 60,
+                 bool check_races = false) {
   Options o;
   o.backend = "host";
+  o.check_races = check_races;
   o.ranks = ranks;
   o.heap_bytes = std::size_t{8} << 20;
   o.wait_timeout = wait_timeout;
@@ -244,6 +246,106 @@ TEST_P(HostKernels, AtomicsFromEveryRank) {
     }
   });
   EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+// The race check (Options::check_races): a rank stores into its neighbour's x while the
+// neighbour reads it, with nothing ordering the two.
+const char* kRacy = R"(kernel racy(x: symmetric tensor<f32>[N], y: tensor<f32>[N]) {
+    for i in blocks(N, 256) {
+        store(x[i], 1.0, to: (rank + 1) % world);
+        store(y[i], load(x[i]));
+    }
+}
+)";
+
+TEST(HostKernelsRaces, UnorderedStoreAndLoadFromTwoRanks) {
+  const Outcome o = run_host(
+      2,
+      [](Context& ctx) {
+        Program p = jit_program(ctx, kRacy, "racy.iris");
+        auto x = ctx.zeros<float>(std::size_t{512}), y = ctx.zeros<float>(std::size_t{512});
+        p.launch("racy", {x, y});
+        ctx.synchronize();
+      },
+      60, true);
+  EXPECT_EQ(o.rc, 1);
+  std::string e = o.errors[0].empty() ? o.errors[1] : o.errors[0];
+  EXPECT_TRUE(has(e, "race on rank ")) << e;
+  EXPECT_TRUE(has(e, "racy.iris:3:9: store(x[i], 1.0, to: (rank + 1) % world)")) << e;
+  EXPECT_TRUE(has(e, "racy.iris:4:21: load(x[i])")) << e;
+  EXPECT_TRUE(has(e, "with nothing ordering them")) << e;
+}
+
+// The same exchange ordered by a release signal and an acquire wait: no report.
+const char* kOrdered = R"(kernel ordered(x: symmetric tensor<f32>[N], y: tensor<f32>[N], flag: symmetric tensor<u64>[1]) {
+    role only(programs: 1) {
+        for i in blocks(N, 256) {
+            store(x[i], 1.0, to: (rank + 1) % world);
+        }
+        signal(flag[0], 1 as u64, to: (rank + 1) % world, order: release);
+        wait(flag[0] >= 1 as u64, order: acquire);
+        for i in blocks(N, 256) {
+            store(y[i], load(x[i]));
+        }
+    }
+}
+)";
+
+TEST_P(HostKernels, SignalAndWaitOrderTheExchange) {
+  const Outcome o = run_host(
+      GetParam(),
+      [](Context& ctx) {
+        Program p = jit_program(ctx, kOrdered, "ordered.iris");
+        auto x = ctx.zeros<float>(std::size_t{600}), y = ctx.zeros<float>(std::size_t{600});
+        auto flag = ctx.zeros<std::uint64_t>(1);
+        p.launch("ordered", {x, y, flag});
+        ctx.synchronize();
+        for (float v : y.to_host()) {
+          if (v != 1.0f) throw Error("y is not all ones");
+        }
+      },
+      60, true);
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+// Two kernels: the second reads what a peer's first stored. A host barrier between them
+// orders the accesses; without one they race.
+const char* kPutThenRead = R"(kernel put(x: symmetric tensor<i32>[N]) {
+    for i in blocks(N, 128) {
+        store(x[i], rank as i32, to: (rank + 1) % world);
+    }
+}
+
+kernel get(x: symmetric tensor<i32>[N], y: tensor<i32>[N]) {
+    for i in blocks(N, 128) {
+        store(y[i], load(x[i]));
+    }
+}
+)";
+
+TEST(HostKernelsRaces, KernelBoundariesOrderOnlyWithABarrier) {
+  for (const bool barrier : {true, false}) {
+    const Outcome o = run_host(
+        2,
+        [&](Context& ctx) {
+          Program p = jit_program(ctx, kPutThenRead, "put_get.iris");
+          auto x = ctx.zeros<std::int32_t>(std::size_t{300}), y = ctx.zeros<std::int32_t>(std::size_t{300});
+          p.launch("put", {x});
+          if (barrier) ctx.barrier();
+          p.launch("get", {x, y});
+          ctx.synchronize();
+        },
+        60, true);
+    if (barrier) {
+      EXPECT_EQ(o.rc, 0) << o.errors[0] << o.errors[1];
+    } else {
+      EXPECT_EQ(o.rc, 1);
+      const std::string e = o.errors[0] + o.errors[1];
+      EXPECT_TRUE(has(e, "race on rank ")) << e;
+      EXPECT_TRUE(has(e, "put_get.iris:3:9")) << e;
+      EXPECT_TRUE(has(e, "put_get.iris:9:21")) << e;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, HostKernels, ::testing::Values(1, 2, 4),

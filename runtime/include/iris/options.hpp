@@ -30,11 +30,16 @@ struct Options {
   // The backend ranks run on: "cuda" (GPUs), "host" (CPU threads: libiris's runtime,
   // heap, tensors and collectives; IRIS_BACKEND), or "" for IRIS_BACKEND, else cuda.
   std::string backend;
+  // Host backend: report conflicting plain accesses to one heap element from two ranks
+  // with nothing ordering them (no signal/wait, barrier or host collective between), as
+  // an iris::Error naming both accesses (IRIS_CHECK_RACES=1). Slower; off by default.
+  bool check_races = false;
 
   static constexpr std::size_t kHeapGranularity = std::size_t{2} << 20;  // 2 MiB
 
   // Defaults overridden by IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS (1/0),
-  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds), IRIS_TRACE (a file), IRIS_BACKEND.
+  // IRIS_WAIT_TIMEOUT and IRIS_HOST_TIMEOUT (seconds), IRIS_TRACE (a file), IRIS_BACKEND,
+  // IRIS_CHECK_RACES (1/0).
   static Options from_env();
 
   // Throws iris::Error naming the bad field and what would be valid.

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "iris/device/context.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
 #include "iris/tensor_map.hpp"
@@ -161,6 +162,19 @@ class Backend {
   // trace clock), given the fatbin built for GPUs; a backend that cannot run it (host)
   // supplies its own kernels of the same names and parameters.
   virtual ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) = 0;
+
+  // --- checks (the host backend's; others have none) ------------------------------------
+  // Turns the race check on or off for the jobs that follow (Options::check_races); a
+  // backend without one throws for `true`.
+  virtual void set_race_check(bool on) {
+    if (on) throw Error(std::string("the race check (Options::check_races, IRIS_CHECK_RACES) needs the host backend, not ") + name());
+  }
+  // Around each host collective of a rank whose device context is `ctx` (entering, then
+  // leaving): the race check's barrier edges.
+  virtual void host_collective(const device::Context& ctx, bool entering) {
+    (void)ctx;
+    (void)entering;
+  }
 
   // Encodes a tiled tensor map (a validated spec; see iris/tensor_map.hpp) into `out`.
   virtual void encode_tensor_map(const TensorMapSpec& spec, TensorMap* out) = 0;

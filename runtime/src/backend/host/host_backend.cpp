@@ -18,6 +18,7 @@
 #include "backend/backend.hpp"
 #include "backend/host/host_job.hpp"
 #include "backend/host/interpreter.hpp"
+#include "backend/host/races.hpp"
 #include "compiler/codegen/host_code.hpp"
 #include "iris/dtype.hpp"
 
@@ -125,11 +126,14 @@ void device_barrier(void** args) {
   const u64 e = ++*epoch;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int r = 0; r < ctx.world; ++r) {
-    std::atomic_ref<u64>(*device::translate(ctx, flags + ctx.rank, r)).store(e, std::memory_order_release);
+    u64* flag = device::translate(ctx, flags + ctx.rank, r);
+    if (races::enabled()) races::release(ctx, flag);
+    std::atomic_ref<u64>(*flag).store(e, std::memory_order_release);
   }
   for (int r = 0; r < ctx.world; ++r) {
     wait(ctx, Flag{flags + r, 8, false, "the device barrier's flags", r}, Cmp::ge, e,
          device::WaitSite{"the device barrier", r, 1}, 0);
+    if (races::enabled()) races::acquire(ctx, flags + r);
   }
 }
 
@@ -308,6 +312,11 @@ class HostBackend final : public Backend {
     f.fn(args);
   }
   void encode_tensor_map(const TensorMapSpec&, TensorMap*) override { unsupported("TMA tensor maps"); }
+
+  void set_race_check(bool on) override { races::start(on); }
+  void host_collective(const device::Context& ctx, bool entering) override {
+    if (races::enabled()) races::collective(ctx, entering);
+  }
 
   StreamHandle* stream_create() override { return new StreamHandle{}; }
   void stream_destroy(StreamHandle* stream) noexcept override { delete stream; }

@@ -13,8 +13,10 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 #include "backend/host/host_job.hpp"
+#include "backend/host/races.hpp"
 #include "compiler/codegen/host_code.hpp"
 #include "compiler/codegen/metadata.hpp"
 #include "compiler/contract/launch_contract.hpp"
@@ -386,6 +388,25 @@ class Program {
   const tir::Kernel& k_;
   i64 program_, programs_;
   std::vector<VarV> vars_;
+  std::unordered_map<std::uint32_t, const char*> sites_;  // the race check's site texts
+
+  // ---- the race check (races.hpp) -------------------------------------------------------
+  const char* site_text(irisc::SourceRange r) {
+    auto [it, fresh] = sites_.try_emplace(r.begin, nullptr);
+    if (fresh) it->second = races::intern(site(r));
+    return it->second;
+  }
+  // A plain access to element `index` of parameter p's tensor at `base` (on any rank).
+  void track(int p, const char* base, i64 index, bool write, irisc::SourceRange r) {
+    if (!races::enabled()) return;
+    races::access(l_.ctx, base + index * elem_bytes(elem_of(p)), write, site_text(r), param(p).name.c_str(), index);
+  }
+  void track_range(int p, const char* base, i64 first, i64 n, bool write, irisc::SourceRange r) {
+    if (!races::enabled()) return;
+    for (i64 e = 0; e < n; ++e) track(p, base, first + e, write, r);
+  }
+  static bool releases(tir::Order o) { return o == tir::Order::release || o == tir::Order::acq_rel; }
+  static bool acquires(tir::Order o) { return o == tir::Order::acquire || o == tir::Order::acq_rel; }
 
   // ---- where ------------------------------------------------------------------------------
   std::string site(irisc::SourceRange r) const {
@@ -645,7 +666,9 @@ class Program {
       case K::Load: {
         const View1 w = view1(v.view, v.range, "a load of");
         const ScalarType t = elem_of(v.view.param);
-        return cast(v.type.elem, t, read(t, base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t)));
+        const char* b = base(v.view.param, v.rank, v.range);
+        track(v.view.param, b, w.offset, false, v.range);
+        return cast(v.type.elem, t, read(t, b + w.offset * elem_bytes(t)));
       }
       case K::Reduce: return reduce(v);
       case K::Atomic: {
@@ -653,8 +676,11 @@ class Program {
         const ScalarType t = elem_of(v.view.param);
         const S x = cast(t, v.operands[0]->type.elem, sc(*v.operands[0]));
         const S d = v.operands.size() > 1 ? cast(t, v.operands[1]->type.elem, sc(*v.operands[1])) : S{};
-        return cast(v.type.elem, t, atomic(t, base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t),
-                                          v.atomic_op, v.order, x, d));
+        char* p = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
+        if (races::enabled() && releases(v.order)) races::release(l_.ctx, p);
+        const S old = atomic(t, p, v.atomic_op, v.order, x, d);
+        if (races::enabled() && acquires(v.order)) races::acquire(l_.ctx, p);
+        return cast(v.type.elem, t, old);
       }
       case K::Fill:
       case K::Iota:
@@ -740,6 +766,7 @@ class Program {
           const View2 w = view2(v.view, v.range, "a load of");
           const char* b = base(v.view.param, v.rank, v.range);
           for (i64 i = 0; i < w.rows; ++i) {
+            track_range(v.view.param, b, w.offset + i * w.ld, w.cols, false, v.range);
             for (i64 j = 0; j < w.cols; ++j) {
               out[static_cast<std::size_t>(i * v.view.size + j)] =
                   cast(v.type.elem, t, read(t, b + (w.offset + i * w.ld + j) * elem_bytes(t)));
@@ -748,6 +775,7 @@ class Program {
           return;
         }
         const View1 w = view1(v.view, v.range, "a load of");
+        track_range(v.view.param, base(v.view.param, v.rank, v.range), w.offset, w.n, false, v.range);
         const char* b = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
         for (i64 e = 0; e < w.n; ++e) out[static_cast<std::size_t>(e)] = cast(v.type.elem, t, read(t, b + e * elem_bytes(t)));
         return;
@@ -768,7 +796,10 @@ class Program {
           const std::size_t i = static_cast<std::size_t>(e);
           const S xe = cast(t, xv.type.elem, x[i]);
           const S de = d.empty() ? S{} : cast(t, v.operands[1]->type.elem, d[i]);
-          out[i] = cast(v.type.elem, t, atomic(t, b + e * elem_bytes(t), v.atomic_op, v.order, xe, de));
+          char* p = b + e * elem_bytes(t);
+          if (races::enabled() && releases(v.order)) races::release(l_.ctx, p);
+          out[i] = cast(v.type.elem, t, atomic(t, p, v.atomic_op, v.order, xe, de));
+          if (races::enabled() && acquires(v.order)) races::acquire(l_.ctx, p);
         }
         return;
       }
@@ -802,6 +833,7 @@ class Program {
     // A and B as float, once: [a_rows, K] and [K, b_cols].
     std::vector<float> fa(static_cast<std::size_t>(a_rows * K)), fb(static_cast<std::size_t>(K * b_cols));
     for (i64 i = 0; i < a_rows; ++i) {
+      track_range(a.param, pa, a_off + i * lda, K, false, v.range);
       for (i64 kk = 0; kk < K; ++kk) {
         fa[static_cast<std::size_t>(i * K + kk)] = cast(ScalarType::f32, ta, read(ta, pa + (a_off + i * lda + kk) * elem_bytes(ta))).f;
       }
@@ -809,6 +841,7 @@ class Program {
     for (i64 kk = 0; kk < K; ++kk) {
       for (i64 j = 0; j < b_cols; ++j) {
         const i64 e = nk ? b_off + j * ldb + kk : b_off + kk * ldb + j;
+        track(b.param, pb, e, false, v.range);
         fb[static_cast<std::size_t>(kk * b_cols + j)] = cast(ScalarType::f32, tb, read(tb, pb + e * elem_bytes(tb))).f;
       }
     }
@@ -871,6 +904,7 @@ class Program {
           const View2 w = view2(s.view, s.range, "a store to");
           char* b = base(s.view.param, s.rank, s.range);
           for (i64 i = 0; i < w.rows; ++i) {
+            track_range(s.view.param, b, w.offset + i * w.ld, w.cols, true, s.range);
             for (i64 j = 0; j < w.cols; ++j) write(t, b + (w.offset + i * w.ld + j) * eb, x[static_cast<std::size_t>(i * s.view.size + j)]);
           }
           return;
@@ -878,12 +912,14 @@ class Program {
         if (s.view.size) {
           const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.size), t);
           const View1 w = view1(s.view, s.range, "a store to");
+          track_range(s.view.param, base(s.view.param, s.rank, s.range), w.offset, w.n, true, s.range);
           char* b = base(s.view.param, s.rank, s.range) + w.offset * eb;
           for (i64 e = 0; e < w.n; ++e) write(t, b + e * eb, x[static_cast<std::size_t>(e)]);
           return;
         }
         const S x = cast(t, s.value->type.elem, sc(*s.value));
         const View1 w = view1(s.view, s.range, "a store to");
+        track(s.view.param, base(s.view.param, s.rank, s.range), w.offset, true, s.range);
         write(t, base(s.view.param, s.rank, s.range) + w.offset * eb, x);
         return;
       }
@@ -893,6 +929,7 @@ class Program {
         const View1 w = view1(s.view, s.range, "a signal of");
         char* p = base(s.view.param, s.rank, s.range) + w.offset * elem_bytes(t);
         const std::memory_order mo = memory_order(s.order);
+        if (races::enabled() && s.order != tir::Order::relaxed) races::release(l_.ctx, p);
         if (s.signal_op == tir::SignalOp::add) {
           atomic(t, p, tir::AtomicOp::add, s.order, x, S{});
         } else if (elem_bytes(t) == 8) {
@@ -916,6 +953,7 @@ class Program {
         wait(l_.ctx, f, static_cast<device::Cmp>(s.cmp), static_cast<u64>(x.i), device::WaitSite{where.c_str(), -1, 0},
              static_cast<int>(program_), &l_.failed);
         after_wait();
+        if (races::enabled() && s.order != tir::Order::relaxed) races::acquire(l_.ctx, p);
         return;
       }
       case K::Eval: {

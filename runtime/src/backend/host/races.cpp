@@ -1,0 +1,169 @@
+// The race check (see races.hpp).
+#include "backend/host/races.hpp"
+
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace iris::host::races {
+namespace {
+
+constexpr int kRanks = device::kMaxRanks;
+using Clock = std::array<std::uint32_t, kRanks>;
+
+void join(Clock& into, const Clock& from) {
+  for (int i = 0; i < kRanks; ++i) into[static_cast<std::size_t>(i)] = std::max(into[static_cast<std::size_t>(i)], from[static_cast<std::size_t>(i)]);
+}
+
+// What an element saw last: its last write (rank, epoch, site) and each rank's last read.
+struct Shadow {
+  int writer = -1;
+  std::uint32_t write_epoch = 0;
+  const char* write_site = nullptr;
+  std::array<std::uint32_t, kRanks> read_epoch{};
+  std::array<const char*, kRanks> read_site{};
+};
+
+constexpr std::size_t kShards = 256;
+
+struct Job {
+  // Each rank's clock: entries only grow. Read lock-free by accesses, joined under mu.
+  std::array<std::array<std::atomic<std::uint32_t>, kRanks>, kRanks> clocks{};
+  std::mutex mu;
+  std::unordered_map<const void*, Clock> flags;
+  Clock collective{};  // the join of every rank's clock at its collectives
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<const void*, Shadow> elements;
+  };
+  std::array<Shard, kShards> shards;
+
+  Job() {
+    for (int r = 0; r < kRanks; ++r) clocks[static_cast<std::size_t>(r)][static_cast<std::size_t>(r)].store(1);
+  }
+  std::uint32_t at(int rank, int of) const {
+    return clocks[static_cast<std::size_t>(rank)][static_cast<std::size_t>(of)].load(std::memory_order_acquire);
+  }
+  Clock clock(int rank) const {
+    Clock c{};
+    for (int i = 0; i < kRanks; ++i) c[static_cast<std::size_t>(i)] = at(rank, i);
+    return c;
+  }
+  void raise(int rank, const Clock& c) {
+    for (int i = 0; i < kRanks; ++i) {
+      auto& e = clocks[static_cast<std::size_t>(rank)][static_cast<std::size_t>(i)];
+      std::uint32_t v = e.load(std::memory_order_relaxed);
+      while (v < c[static_cast<std::size_t>(i)] && !e.compare_exchange_weak(v, c[static_cast<std::size_t>(i)])) {
+      }
+    }
+  }
+  void tick(int rank) { clocks[static_cast<std::size_t>(rank)][static_cast<std::size_t>(rank)].fetch_add(1); }
+};
+
+std::mutex& jobs_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<const char*, std::unique_ptr<Job>>& jobs() {
+  static std::map<const char*, std::unique_ptr<Job>> all;
+  return all;
+}
+
+Job& job_of(const device::Context& ctx) {
+  std::lock_guard<std::mutex> lock(jobs_mutex());
+  auto& j = jobs()[ctx.heap_bases[0]];
+  if (!j) j = std::make_unique<Job>();
+  return *j;
+}
+
+// The rank whose heap holds `addr`: the one with the highest base at or below it.
+int owner(const device::Context& ctx, const void* addr) {
+  int best = -1;
+  for (int r = 0; r < ctx.world; ++r) {
+    if (ctx.heap_bases[r] <= static_cast<const char*>(addr) && (best < 0 || ctx.heap_bases[r] > ctx.heap_bases[best])) best = r;
+  }
+  return best;
+}
+
+std::string describe(int rank, bool write, const char* tensor, long long index, const char* site) {
+  return "rank " + std::to_string(rank) + (write ? " writes " : " reads ") + tensor + "[" + std::to_string(index) +
+         "] (" + (site ? site : "?") + ")";
+}
+
+}  // namespace
+
+void start(bool on) {
+  std::lock_guard<std::mutex> lock(jobs_mutex());
+  jobs().clear();
+  enabled_flag().store(on);
+}
+
+const char* intern(const std::string& text) {
+  static std::mutex mu;
+  static std::set<std::string> texts;
+  std::lock_guard<std::mutex> lock(mu);
+  return texts.insert(text).first->c_str();
+}
+
+void access(const device::Context& ctx, const void* addr, bool write, const char* site, const char* tensor,
+            long long index) {
+  Job& job = job_of(ctx);
+  const int r = ctx.rank;
+  Job::Shard& shard = job.shards[(reinterpret_cast<std::uintptr_t>(addr) >> 2) % kShards];
+  std::lock_guard<std::mutex> lock(shard.mu);
+  Shadow& s = shard.elements[addr];
+  const auto unordered = [&](int other, std::uint32_t epoch) { return other != r && epoch > job.at(r, other); };
+  auto fail = [&](int other, bool other_write, const char* other_site) {
+    const int on = owner(ctx, addr);
+    throw RaceError("race on rank " + std::to_string(on) + "'s " + tensor + "[" + std::to_string(index) + "]: " +
+                    describe(r, write, tensor, index, site) + " and " +
+                    describe(other, other_write, tensor, index, other_site) +
+                    " touch the same element with nothing ordering them (no signal/wait, barrier or host "
+                    "collective between): order them, or let one rank own the element");
+  };
+  if (s.writer >= 0 && unordered(s.writer, s.write_epoch)) fail(s.writer, true, s.write_site);
+  if (write) {
+    for (int q = 0; q < kRanks; ++q) {
+      if (s.read_epoch[static_cast<std::size_t>(q)] && unordered(q, s.read_epoch[static_cast<std::size_t>(q)])) {
+        fail(q, false, s.read_site[static_cast<std::size_t>(q)]);
+      }
+    }
+    s.writer = r;
+    s.write_epoch = job.at(r, r);
+    s.write_site = site;
+    s.read_epoch.fill(0);
+  } else {
+    s.read_epoch[static_cast<std::size_t>(r)] = job.at(r, r);
+    s.read_site[static_cast<std::size_t>(r)] = site;
+  }
+}
+
+void release(const device::Context& ctx, const void* flag) {
+  Job& job = job_of(ctx);
+  std::lock_guard<std::mutex> lock(job.mu);
+  join(job.flags[flag], job.clock(ctx.rank));
+  job.tick(ctx.rank);
+}
+
+void acquire(const device::Context& ctx, const void* flag) {
+  Job& job = job_of(ctx);
+  std::lock_guard<std::mutex> lock(job.mu);
+  const auto it = job.flags.find(flag);
+  if (it != job.flags.end()) job.raise(ctx.rank, it->second);
+}
+
+void collective(const device::Context& ctx, bool entering) {
+  Job& job = job_of(ctx);
+  std::lock_guard<std::mutex> lock(job.mu);
+  if (entering) {
+    join(job.collective, job.clock(ctx.rank));
+    job.tick(ctx.rank);
+  } else {
+    job.raise(ctx.rank, job.collective);
+  }
+}
+
+}  // namespace iris::host::races

@@ -1,0 +1,54 @@
+// The host backend's race check (Options::check_races, IRIS_CHECK_RACES=1): conflicting
+// plain accesses to one heap element from two ranks with nothing ordering them are an
+// iris::Error naming both accesses (rank, tensor element, .iris line).
+//
+// Happens-before is tracked with a vector clock per rank (FastTrack-style epochs):
+// - a release (a signal, an atomic with release or acq_rel order, the device barrier's
+//   flag stores) joins the rank's clock into the flag's, then ticks the rank's own entry;
+// - an acquire (a wait, an atomic with acquire or acq_rel order, the device barrier's
+//   waits) joins the flag's clock into the rank's;
+// - a host collective (barrier, all_gather, broadcast, collective allocations) joins
+//   every rank's clock into every rank's;
+// - each plain load or store of an element checks the element's last write (and, for a
+//   store, every rank's last read) against the rank's clock, then records itself.
+// Accesses within one rank are one agent (its programs are not checked against each
+// other), and atomics are synchronization, never a conflict.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "iris/device/context.hpp"
+#include "iris/error.hpp"
+
+namespace iris::host::races {
+
+class RaceError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Turns the check on or off for the jobs that follow, forgetting what earlier jobs did.
+void start(bool on);
+
+// Whether accesses are checked (set per job from Options::check_races).
+inline std::atomic<bool>& enabled_flag() {
+  static std::atomic<bool> on{false};
+  return on;
+}
+inline bool enabled() { return enabled_flag().load(std::memory_order_relaxed); }
+
+// A plain access of rank ctx.rank to the element at `addr`, which is `tensor`[`index`],
+// from the statement described by `site` (kept: the text must live as long as the
+// process; intern() makes such texts). Throws RaceError on a conflict.
+void access(const device::Context& ctx, const void* addr, bool write, const char* site, const char* tensor,
+            long long index);
+void release(const device::Context& ctx, const void* flag);
+void acquire(const device::Context& ctx, const void* flag);
+// Around a host collective of rank ctx.rank: every rank enters before any leaves.
+void collective(const device::Context& ctx, bool entering);
+
+// A process-lifetime copy of `text` (the same pointer for the same text).
+const char* intern(const std::string& text);
+
+}  // namespace iris::host::races
