@@ -256,6 +256,10 @@ unsigned Program::grid_size(const std::string& name, const std::map<std::string,
 }
 
 void Program::launch(const std::string& name, std::initializer_list<Arg> args, Stream stream) const {
+  launch(name, std::span<const Arg>(args.begin(), args.size()), stream);
+}
+
+void Program::launch(const std::string& name, std::span<const Arg> args, Stream stream) const {
   const std::size_t index = index_of(name);
   const contract::Kernel& k = kernels_[index];
   const Prepared& prep = prepared_[index];
@@ -267,7 +271,7 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
     throw Error(who() + " takes " + std::to_string(k.params.size()) + " argument(s) (" + names + ") but " +
                 std::to_string(args.size()) + " were given");
   }
-  const Arg* a = args.begin();
+  const Arg* a = args.data();
   for (std::size_t i = 0; i < k.params.size(); ++i) {
     const contract::Param& p = k.params[i];
     const Arg& arg = a[i];

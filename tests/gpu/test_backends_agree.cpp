@@ -4,6 +4,7 @@
 // for bit; float math (exp, sqrt, sums in another order, matmul) within a tolerance.
 // The comparison is SKIPPED without a GPU; the host half runs everywhere.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <string>
@@ -95,7 +96,13 @@ Outputs run_on(const std::string& backend) {
   o.ranks = 2;
   o.share_gpus = true;
   o.heap_bytes = std::size_t{64} << 20;
+  // A kernel that hangs fails the test in seconds, saying where.
+  o.wait_timeout = 20;
+  o.host_timeout = 60;
   const int rc = run(o, [&](Context& ctx) {
+    auto done = [&](const char* what) {
+      if (ctx.rank() == 0) std::fprintf(stderr, "  [%s] %s done\n", backend.c_str(), what);
+    };
     Program p = jit_program(ctx, kKernels, "agree.iris");
     const std::int64_t n = 5000;  // not a multiple of any tile
     auto x = ctx.randint<std::uint32_t>(static_cast<std::size_t>(n), 0, 1000, 5);
@@ -108,6 +115,7 @@ Outputs run_on(const std::string& backend) {
     keep(out, mu, "ints.s", ctx.rank(), s);
     keep(out, mu, "ints.c", ctx.rank(), c);
     keep(out, mu, "ints.f", ctx.rank(), f);
+    done("ints");
 
     auto xf = ctx.rand<float>(static_cast<std::size_t>(n), 7);
     auto y = ctx.zeros<float>(static_cast<std::size_t>(n));
@@ -117,6 +125,7 @@ Outputs run_on(const std::string& backend) {
     keep(out, mu, "math.y~", ctx.rank(), y);
     keep(out, mu, "math.part~", ctx.rank(), part);
     keep(out, mu, "math.top", ctx.rank(), top);
+    done("math");
 
     auto dst = ctx.zeros<std::uint32_t>(static_cast<std::size_t>(n));
     auto counts = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(n));
@@ -126,6 +135,7 @@ Outputs run_on(const std::string& backend) {
     ctx.barrier();
     keep(out, mu, "rma.dst", ctx.rank(), dst);
     keep(out, mu, "rma.counts", ctx.rank(), counts);
+    done("rma");
 
     auto box = ctx.zeros<std::uint32_t>(std::size_t{1000});
     auto ready = ctx.zeros<std::uint64_t>(1), ack = ctx.zeros<std::uint64_t>(1);
@@ -135,6 +145,7 @@ Outputs run_on(const std::string& backend) {
     ctx.synchronize();
     ctx.barrier();
     keep(out, mu, "pingpong.sums", ctx.rank(), sums);
+    done("pingpong");
 
     const std::int64_t M = 70, K = 45, N = 100;
     auto a = ctx.rand<float>({M, K}, 8), b = ctx.rand<float>({K, N}, 9);
@@ -142,6 +153,7 @@ Outputs run_on(const std::string& backend) {
     p.launch("gemm", {a, b, cc});
     keep(out, mu, "gemm.C~", ctx.rank(), cc);
     ctx.synchronize();
+    done("gemm");
   });
   EXPECT_EQ(rc, 0) << backend << ": a rank failed";
   return out;

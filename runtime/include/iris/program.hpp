@@ -91,6 +91,8 @@ class Program {
   // the rank's). Throws iris::Error naming the kernel and parameter on a wrong count,
   // kind, dtype, shape, or a local buffer where a symmetric tensor is required.
   void launch(const std::string& name, std::initializer_list<Arg> args, Stream stream = nullptr) const;
+  // The same with arguments built at run time (one per parameter, in order).
+  void launch(const std::string& name, std::span<const Arg> args, Stream stream = nullptr) const;
   // The grid (programs) a launch of `name` with these size bindings would use.
   unsigned grid_size(const std::string& name, const std::map<std::string, std::int64_t>& sizes) const;
 
