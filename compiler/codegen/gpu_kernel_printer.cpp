@@ -237,9 +237,15 @@ std::string GpuKernelPrinter::scalar(const Value& v, int depth) {
     case ValueKind::Atomic: {
       const std::string t = type_name(v.type.elem);
       const std::string r = fresh("a");
+      // Operands, address and rank first, in every thread: they may emit statements
+      // (a reduction's block_reduce synchronizes the block), which must not land in
+      // the leader's branch.
+      const std::vector<std::string> ops = scalar_operands(v, depth);
+      const std::string ptr = view_ptr_local(v.view, depth);
+      const std::string to = rank_or_self(v.rank, depth);
       line(depth, sync() + ";");
       line(depth, "if (" + leader() + ") {");
-      line(depth + 1, t + " old = " + atomic_call(v, view_ptr_local(v.view, depth), scalar_operands(v, depth), depth) + ";");
+      line(depth + 1, t + " old = " + atomic_call(v, ptr, ops, to) + ";");
       line(depth + 1, "memcpy(&iris_bcast, &old, sizeof old);");
       line(depth, "}");
       line(depth, sync() + ";");
@@ -262,12 +268,13 @@ std::string GpuKernelPrinter::view_ptr_local(const View& v, int depth) {
   return view_ptr(v, nullptr, depth); 
 }
 
-std::string GpuKernelPrinter::atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops, int depth) {
+std::string GpuKernelPrinter::atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops,
+                                          const std::string& to) {
   // The device library names its atomics after the TIR ops (iris::device::atomic_add, ...).
   std::string call = std::string("iris::device::atomic_") + name(v.atomic_op) + "<" + order_name(v.order) +
                      ", " + scope_name(v.scope) + ">(ctx, " + ptr;
   for (const std::string& o : ops) call += ", " + o;
-  return call + ", " + rank_or_self(v.rank, depth) + ")";
+  return call + ", " + to + ")";
 }
 
 std::string GpuKernelPrinter::range_part(const Value& r, bool start, int depth) {
@@ -367,13 +374,15 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
                       view_ptr_local(v.view, depth) + ";");
       const std::string valid = fresh("n");
       line(depth, "const long long " + valid + " = " + scalar(*v.view.extent, depth) + ";");
+      const std::string to = fresh("to");
+      line(depth, "const int " + to + " = " + rank_or_self(v.rank, depth) + ";");
       line(depth, "#pragma unroll");
       line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
       line(depth + 1, r + "[s] = " + t + "(0);");
       std::vector<std::string> at_s;
       for (const std::string& o : ops) at_s.push_back(o);
       line(depth + 1, "if (" + L + "::elem(s) < " + valid + ") " + r + "[s] = " +
-                          atomic_call(v, ptr + " + " + L + "::elem(s)", at_s, depth) + ";");
+                          atomic_call(v, ptr + " + " + L + "::elem(s)", at_s, to) + ";");
       line(depth, "}");
       return r;
     }

@@ -108,7 +108,9 @@ class GpuKernelPrinter : public CppPrinter {
   std::vector<std::string> scalar_operands(const Value& v, int depth);
   // Local pointer of a view (atomics translate through ctx themselves).
   std::string view_ptr_local(const View& v, int depth);
-  std::string atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops, int depth);
+  // `to`: the target rank's expression, evaluated beforehand (rank_or_self).
+  std::string atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops,
+                          const std::string& to);
   std::string range_part(const Value& r, bool start, int depth);
   std::string reduce(const Value& v, int depth);
   // ---- tiles ----------------------------------------------------------------------------
