@@ -33,8 +33,9 @@ Backend& active() {
 }
 
 void select(std::string_view name) {
-  if (name.empty()) return;
-  if (name == "cuda") {
+  if (name.empty()) {
+    chosen().store(from_environment());
+  } else if (name == "cuda") {
     chosen().store(&cuda());
   } else if (name == "host") {
     chosen().store(&host());

@@ -207,7 +207,8 @@ class Backend {
 // The backend libiris runs on: the one select() chose, else IRIS_BACKEND (cuda, the
 // default, or host). Never throws: a missing driver shows up at the first call on it.
 Backend& active();
-// Chooses the backend by name ("cuda" or "host"; "" keeps the current choice). Throws
+// Chooses the backend by name ("cuda" or "host"; "": IRIS_BACKEND, else cuda), so that
+// each job runs on the backend its Options name, whatever an earlier job used. Throws
 // iris::Error for another name. Call it before a job starts (iris::run does).
 void select(std::string_view name);
 // The implementations.
