@@ -298,6 +298,7 @@ TEST_P(HostKernels, SignalAndWaitOrderTheExchange) {
         Program p = jit_program(ctx, kOrdered, "ordered.iris");
         auto x = ctx.zeros<float>(std::size_t{600}), y = ctx.zeros<float>(std::size_t{600});
         auto flag = ctx.zeros<std::uint64_t>(1);
+        ctx.barrier();  // every flag is zero before any rank signals
         p.launch("ordered", {x, y, flag});
         ctx.synchronize();
         for (float v : y.to_host()) {
@@ -346,6 +347,32 @@ TEST(HostKernelsRaces, KernelBoundariesOrderOnlyWithABarrier) {
       EXPECT_TRUE(has(e, "put_get.iris:9:21")) << e;
     }
   }
+}
+
+// A flag zeroed by one rank while its peer signals it, with no barrier between: the
+// signal may be lost. The race check reports the fill against the signal.
+const char* kPoke = R"(kernel poke(flag: symmetric tensor<u64>[1]) {
+    signal(flag[0], 1 as u64, to: (rank + 1) % world);
+}
+)";
+
+TEST(HostKernelsRaces, AFillRacingASignal) {
+  const Outcome o = run_host(
+      2,
+      [](Context& ctx) {
+        Program p = jit_program(ctx, kPoke, "poke.iris");
+        for (int round = 0; round < 20; ++round) {
+          auto flag = ctx.zeros<std::uint64_t>(1);  // no barrier before the peer signals
+          p.launch("poke", {flag});
+          ctx.synchronize();
+        }
+      },
+      60, true);
+  EXPECT_EQ(o.rc, 1);
+  const std::string e = o.errors[0] + o.errors[1];
+  EXPECT_TRUE(has(e, "race on rank ")) << e;
+  EXPECT_TRUE(has(e, "a fill (Context::zeros")) << e;
+  EXPECT_TRUE(has(e, "atomically updates flag[0] (kernel 'poke' at poke.iris:2:5")) << e;
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, HostKernels, ::testing::Values(1, 2, 4),

@@ -81,9 +81,10 @@ rc=0
 echo "sanitize: compiler tests (golden, irisc, NVRTC)"
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 --no-tests=error -R "golden|Golden|irisc|Nvrtc|nvrtc" || rc=1
 echo "sanitize: other CPU tests"
-# *_NOT_BUILT: tests of binaries deliberately not built here (the GPU suite).
+# *_NOT_BUILT and host.gpu_suite: tests of binaries deliberately not built here (the
+# GPU suite).
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 \
-  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap" || rc=1
+  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap|host\.gpu_suite" || rc=1
 done_at=$(date +%s)
 
 if [ "$rc" -ne 0 ]; then

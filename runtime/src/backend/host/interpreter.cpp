@@ -396,10 +396,26 @@ class Program {
     if (fresh) it->second = races::intern(site(r));
     return it->second;
   }
-  // A plain access to element `index` of parameter p's tensor at `base` (on any rank).
+  // An access to element `index` of parameter p's tensor at `base` (on any rank): plain
+  // (write or not), or atomic.
   void track(int p, const char* base, i64 index, bool write, irisc::SourceRange r) {
     if (!races::enabled()) return;
-    races::access(l_.ctx, base + index * elem_bytes(elem_of(p)), write, site_text(r), param(p).name.c_str(), index);
+    track_as(p, base + index * elem_bytes(elem_of(p)), index, write ? races::Access::write : races::Access::read, r);
+  }
+  void track_as(int p, const void* addr, i64 index, races::Access kind, irisc::SourceRange r) {
+    races::access(l_.ctx, addr, kind, site_text(r), param(p).name.c_str(), index);
+  }
+  // An atomic (or a signal) on `p`, element `index`: checked against plain accesses,
+  // then its release, the operation, its acquire.
+  template <class Op>
+  auto atomically(int p, void* addr, i64 index, tir::Order order, irisc::SourceRange r, Op op) {
+    if (races::enabled()) {
+      track_as(p, addr, index, races::Access::atomic_write, r);
+      if (releases(order)) races::release(l_.ctx, addr);
+    }
+    auto out = op();
+    if (races::enabled() && acquires(order)) races::acquire(l_.ctx, addr);
+    return out;
   }
   void track_range(int p, const char* base, i64 first, i64 n, bool write, irisc::SourceRange r) {
     if (!races::enabled()) return;
@@ -677,9 +693,7 @@ class Program {
         const S x = cast(t, v.operands[0]->type.elem, sc(*v.operands[0]));
         const S d = v.operands.size() > 1 ? cast(t, v.operands[1]->type.elem, sc(*v.operands[1])) : S{};
         char* p = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
-        if (races::enabled() && releases(v.order)) races::release(l_.ctx, p);
-        const S old = atomic(t, p, v.atomic_op, v.order, x, d);
-        if (races::enabled() && acquires(v.order)) races::acquire(l_.ctx, p);
+        const S old = atomically(v.view.param, p, w.offset, v.order, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, x, d); });
         return cast(v.type.elem, t, old);
       }
       case K::Fill:
@@ -797,9 +811,8 @@ class Program {
           const S xe = cast(t, xv.type.elem, x[i]);
           const S de = d.empty() ? S{} : cast(t, v.operands[1]->type.elem, d[i]);
           char* p = b + e * elem_bytes(t);
-          if (races::enabled() && releases(v.order)) races::release(l_.ctx, p);
-          out[i] = cast(v.type.elem, t, atomic(t, p, v.atomic_op, v.order, xe, de));
-          if (races::enabled() && acquires(v.order)) races::acquire(l_.ctx, p);
+          const S o = atomically(v.view.param, p, w.offset + e, v.order, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, xe, de); });
+          out[i] = cast(v.type.elem, t, o);
         }
         return;
       }
@@ -929,17 +942,21 @@ class Program {
         const View1 w = view1(s.view, s.range, "a signal of");
         char* p = base(s.view.param, s.rank, s.range) + w.offset * elem_bytes(t);
         const std::memory_order mo = memory_order(s.order);
-        if (races::enabled() && s.order != tir::Order::relaxed) races::release(l_.ctx, p);
-        if (s.signal_op == tir::SignalOp::add) {
-          atomic(t, p, tir::AtomicOp::add, s.order, x, S{});
-        } else if (elem_bytes(t) == 8) {
-          store_bits<u64>(p, static_cast<u64>(x.i), store_order(mo));
-        } else if (elem_bytes(t) == 4) {
-          store_bits<std::uint32_t>(p, static_cast<std::uint32_t>(x.i), store_order(mo));
-        } else {
-          std::atomic_thread_fence(std::memory_order_seq_cst);
-          write(t, p, x);
-        }
+        // A signal releases unless it is relaxed (its default order is release).
+        const tir::Order order = s.order == tir::Order::relaxed ? tir::Order::relaxed : tir::Order::release;
+        atomically(s.view.param, p, w.offset, order, s.range, [&] {
+          if (s.signal_op == tir::SignalOp::add) {
+            atomic(t, p, tir::AtomicOp::add, s.order, x, S{});
+          } else if (elem_bytes(t) == 8) {
+            store_bits<u64>(p, static_cast<u64>(x.i), store_order(mo));
+          } else if (elem_bytes(t) == 4) {
+            store_bits<std::uint32_t>(p, static_cast<std::uint32_t>(x.i), store_order(mo));
+          } else {
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            write(t, p, x);
+          }
+          return 0;
+        });
         return;
       }
       case K::Wait: {
@@ -953,7 +970,10 @@ class Program {
         wait(l_.ctx, f, static_cast<device::Cmp>(s.cmp), static_cast<u64>(x.i), device::WaitSite{where.c_str(), -1, 0},
              static_cast<int>(program_), &l_.failed);
         after_wait();
-        if (races::enabled() && s.order != tir::Order::relaxed) races::acquire(l_.ctx, p);
+        if (races::enabled()) {
+          if (s.order != tir::Order::relaxed) races::acquire(l_.ctx, p);
+          track_as(s.view.param, p, w.offset, races::Access::atomic_read, s.range);
+        }
         return;
       }
       case K::Eval: {

@@ -25,6 +25,9 @@ struct Shadow {
   const char* write_site = nullptr;
   std::array<std::uint32_t, kRanks> read_epoch{};
   std::array<const char*, kRanks> read_site{};
+  // Atomic accesses per rank (0: none): they conflict with plain ones only.
+  std::array<std::uint32_t, kRanks> atomic_write_epoch{}, atomic_read_epoch{};
+  std::array<const char*, kRanks> atomic_write_site{}, atomic_read_site{};
 };
 
 constexpr std::size_t kShards = 256;
@@ -88,9 +91,19 @@ int owner(const device::Context& ctx, const void* addr) {
   return best;
 }
 
-std::string describe(int rank, bool write, const char* tensor, long long index, const char* site) {
-  return "rank " + std::to_string(rank) + (write ? " writes " : " reads ") + tensor + "[" + std::to_string(index) +
-         "] (" + (site ? site : "?") + ")";
+const char* verb(Access a) {
+  switch (a) {
+    case Access::read: return " reads ";
+    case Access::write: return " writes ";
+    case Access::atomic_read: return " waits on ";
+    case Access::atomic_write: return " atomically updates ";
+  }
+  return " touches ";
+}
+
+std::string describe(int rank, Access kind, const char* tensor, long long index, const char* site) {
+  return "rank " + std::to_string(rank) + verb(kind) + tensor + "[" + std::to_string(index) + "] (" +
+         (site ? site : "?") + ")";
 }
 
 }  // namespace
@@ -108,36 +121,55 @@ const char* intern(const std::string& text) {
   return texts.insert(text).first->c_str();
 }
 
-void access(const device::Context& ctx, const void* addr, bool write, const char* site, const char* tensor,
+void access(const device::Context& ctx, const void* addr, Access kind, const char* site, const char* tensor,
             long long index) {
   Job& job = job_of(ctx);
   const int r = ctx.rank;
   Job::Shard& shard = job.shards[(reinterpret_cast<std::uintptr_t>(addr) >> 2) % kShards];
   std::lock_guard<std::mutex> lock(shard.mu);
   Shadow& s = shard.elements[addr];
-  const auto unordered = [&](int other, std::uint32_t epoch) { return other != r && epoch > job.at(r, other); };
-  auto fail = [&](int other, bool other_write, const char* other_site) {
+  const auto unordered = [&](int other, std::uint32_t epoch) { return epoch && other != r && epoch > job.at(r, other); };
+  auto fail = [&](int other, Access other_kind, const char* other_site) {
     const int on = owner(ctx, addr);
     throw RaceError("race on rank " + std::to_string(on) + "'s " + tensor + "[" + std::to_string(index) + "]: " +
-                    describe(r, write, tensor, index, site) + " and " +
-                    describe(other, other_write, tensor, index, other_site) +
+                    describe(r, kind, tensor, index, site) + " and " + describe(other, other_kind, tensor, index, other_site) +
                     " touch the same element with nothing ordering them (no signal/wait, barrier or host "
                     "collective between): order them, or let one rank own the element");
   };
-  if (s.writer >= 0 && unordered(s.writer, s.write_epoch)) fail(s.writer, true, s.write_site);
-  if (write) {
-    for (int q = 0; q < kRanks; ++q) {
-      if (s.read_epoch[static_cast<std::size_t>(q)] && unordered(q, s.read_epoch[static_cast<std::size_t>(q)])) {
-        fail(q, false, s.read_site[static_cast<std::size_t>(q)]);
-      }
-    }
-    s.writer = r;
-    s.write_epoch = job.at(r, r);
-    s.write_site = site;
-    s.read_epoch.fill(0);
-  } else {
-    s.read_epoch[static_cast<std::size_t>(r)] = job.at(r, r);
-    s.read_site[static_cast<std::size_t>(r)] = site;
+  const bool plain = kind == Access::read || kind == Access::write;
+  const bool writes = kind == Access::write || kind == Access::atomic_write;
+  // Plain writes conflict with everything; plain reads with writes of any kind; atomics
+  // with plain accesses only.
+  if (s.writer >= 0 && unordered(s.writer, s.write_epoch)) fail(s.writer, Access::write, s.write_site);
+  for (int q = 0; q < kRanks; ++q) {
+    const auto i = static_cast<std::size_t>(q);
+    if (writes && unordered(q, s.read_epoch[i])) fail(q, Access::read, s.read_site[i]);
+    if (plain && unordered(q, s.atomic_write_epoch[i])) fail(q, Access::atomic_write, s.atomic_write_site[i]);
+    if (kind == Access::write && unordered(q, s.atomic_read_epoch[i])) fail(q, Access::atomic_read, s.atomic_read_site[i]);
+  }
+  const std::uint32_t now = job.at(r, r);
+  const auto me = static_cast<std::size_t>(r);
+  switch (kind) {
+    case Access::write:
+      s.writer = r;
+      s.write_epoch = now;
+      s.write_site = site;
+      s.read_epoch.fill(0);
+      s.atomic_write_epoch.fill(0);
+      s.atomic_read_epoch.fill(0);
+      break;
+    case Access::read:
+      s.read_epoch[me] = now;
+      s.read_site[me] = site;
+      break;
+    case Access::atomic_write:
+      s.atomic_write_epoch[me] = now;
+      s.atomic_write_site[me] = site;
+      break;
+    case Access::atomic_read:
+      s.atomic_read_epoch[me] = now;
+      s.atomic_read_site[me] = site;
+      break;
   }
 }
 

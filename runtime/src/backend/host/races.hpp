@@ -10,9 +10,11 @@
 // - a host collective (barrier, all_gather, broadcast, collective allocations) joins
 //   every rank's clock into every rank's;
 // - each plain load or store of an element checks the element's last write (and, for a
-//   store, every rank's last read) against the rank's clock, then records itself.
+//   store, every rank's last read) against the rank's clock, then records itself;
+// - atomics, signals and waits never conflict with one another, but they do with plain
+//   accesses (a fill that zeroes a flag while a peer signals it loses the signal).
 // Accesses within one rank are one agent (its programs are not checked against each
-// other), and atomics are synchronization, never a conflict.
+// other).
 #pragma once
 
 #include <atomic>
@@ -38,10 +40,13 @@ inline std::atomic<bool>& enabled_flag() {
 }
 inline bool enabled() { return enabled_flag().load(std::memory_order_relaxed); }
 
-// A plain access of rank ctx.rank to the element at `addr`, which is `tensor`[`index`],
+enum class Access { read, write, atomic_read, atomic_write };
+
+// An access of rank ctx.rank to the element at `addr`, which is `tensor`[`index`],
 // from the statement described by `site` (kept: the text must live as long as the
-// process; intern() makes such texts). Throws RaceError on a conflict.
-void access(const device::Context& ctx, const void* addr, bool write, const char* site, const char* tensor,
+// process; intern() makes such texts). Throws RaceError on a conflict. An atomic write
+// that releases is recorded before its release().
+void access(const device::Context& ctx, const void* addr, Access kind, const char* site, const char* tensor,
             long long index);
 void release(const device::Context& ctx, const void* flag);
 void acquire(const device::Context& ctx, const void* flag);
