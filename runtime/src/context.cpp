@@ -140,11 +140,12 @@ struct Job {
   }
 };
 
-// Host collectives as the race check's barrier edges (host backend with
-// Options::check_races): the backend hears of each one as every rank enters and leaves.
-class CheckedBootstrap final : public Bootstrap {
+// The host backend hears of each host collective as every rank enters and leaves it:
+// its deadlock check counts a rank in a collective as blocked, and its race check takes
+// collectives as barrier edges.
+class WatchedBootstrap final : public Bootstrap {
  public:
-  explicit CheckedBootstrap(std::unique_ptr<Bootstrap> inner) : inner_(std::move(inner)) {}
+  explicit WatchedBootstrap(std::unique_ptr<Bootstrap> inner) : inner_(std::move(inner)) {}
   // From here on, collectives are edges of `ctx`'s job (once its heap exists).
   void watch(const device::Context* ctx) { ctx_ = ctx; }
 
@@ -228,7 +229,7 @@ struct Context::Impl {
     dctx.rank = boot->rank();
     dctx.world = boot->world();
     for (int r = 0; r < boot->world(); ++r) dctx.heap_bases[r] = heap->base(r);
-    if (auto* checked = dynamic_cast<CheckedBootstrap*>(boot.get())) checked->watch(&dctx);
+    if (auto* watched = dynamic_cast<WatchedBootstrap*>(boot.get())) watched->watch(&dctx);
     void* control_device = nullptr;
     control = static_cast<device::Control*>(bk.host_alloc_mapped(sizeof(device::Control), &control_device));
     dctx.control = static_cast<device::Control*>(control_device);
@@ -754,7 +755,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
       std::unique_ptr<Context> ctx;
       try {
         std::unique_ptr<Bootstrap> boot = make_thread_bootstrap(group, r);
-        if (options.check_races) boot = std::make_unique<CheckedBootstrap>(std::move(boot));
+        if (backend::active().watches_collectives()) boot = std::make_unique<WatchedBootstrap>(std::move(boot));
         ctx.reset(new Context(std::make_unique<Context::Impl>(std::move(boot), options, job)));
         body(*ctx);
       } catch (const std::exception& e) {

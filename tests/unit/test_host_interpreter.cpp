@@ -128,6 +128,32 @@ TEST_P(HostKernels, DeadlockNamesTheFlagTheRanksAndTheLine) {
   EXPECT_TRUE(has(e, "waits for flag[0] >= 2, but it is 1")) << e;
 }
 
+// Rank 0 waits for a signal that rank 1 never sends; rank 1 goes on to a host barrier,
+// where it can signal nothing: a deadlock too, reported at once.
+const char* kLonely = R"(kernel lonely(flag: symmetric tensor<u64>[1]) {
+    if rank == 0 {
+        wait(flag[0] >= 1 as u64);
+    }
+}
+)";
+
+TEST(HostKernelsChecks, DeadlockWithAPeerInAHostBarrier) {
+  const Outcome o = run_host(2, [](Context& ctx) {
+    Program p = jit_program(ctx, kLonely, "lonely.iris");
+    auto flag = ctx.zeros<std::uint64_t>(1);
+    ctx.barrier();
+    p.launch("lonely", {flag});
+    ctx.synchronize();
+    ctx.barrier();
+  });
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_LT(o.seconds, 10.0);
+  const std::string e = o.errors[0];
+  EXPECT_TRUE(has(e, "deadlock: every rank is blocked")) << e;
+  EXPECT_TRUE(has(e, "rank 0, program 0: kernel 'lonely' at lonely.iris:3:9: wait(flag[0] >= 1 as u64)")) << e;
+  EXPECT_TRUE(has(e, "rank 1 is in a host collective")) << e;
+}
+
 // Two roles of one program each wait on each other in turn (a handoff), round after
 // round: both run at once, as on a GPU.
 const char* kHandoff = R"(kernel handoff(ping: tensor<u64>[1], pong: tensor<u64>[1], seen: tensor<u64>[1], rounds: int) {

@@ -123,6 +123,8 @@ std::string run_kernel(const Settings& s, const std::string& source, const std::
   o.ranks = s.ranks;
   o.share_gpus = true;
   o.check_races = s.check_races;
+  // Generated inputs are small: a 64 MiB heap unless IRIS_HEAP_SIZE says otherwise.
+  if (!std::getenv("IRIS_HEAP_SIZE")) o.heap_bytes = std::size_t{64} << 20;
   if (o.wait_timeout > 10) o.wait_timeout = 10;  // a kernel waiting on what nobody signals
   std::string error;
   std::mutex mu;

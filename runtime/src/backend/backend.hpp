@@ -169,8 +169,10 @@ class Backend {
   virtual void set_race_check(bool on) {
     if (on) throw Error(std::string("the race check (Options::check_races, IRIS_CHECK_RACES) needs the host backend, not ") + name());
   }
+  // Whether host_collective() wants to hear of every host collective.
+  virtual bool watches_collectives() const { return false; }
   // Around each host collective of a rank whose device context is `ctx` (entering, then
-  // leaving): the race check's barrier edges.
+  // leaving): the deadlock check's blocked ranks, the race check's barrier edges.
   virtual void host_collective(const device::Context& ctx, bool entering) {
     (void)ctx;
     (void)entering;

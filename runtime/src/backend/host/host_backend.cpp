@@ -86,7 +86,7 @@ template <class T> void track_fill(void** args, const T* dst, u64 n) {
   if (!races::enabled()) return;
   const auto& ctx = *static_cast<const device::Context*>(args[0]);
   static const char* site = races::intern("a fill (Context::zeros, full, arange, rand, randn or randint)");
-  for (u64 i = 0; i < n; ++i) races::access(ctx, dst + i, races::Access::write, site, "a tensor", static_cast<long long>(i));
+  for (u64 i = 0; i < n; ++i) races::access(ctx, dst + i, races::Access::write, site, nullptr, static_cast<long long>(i));
 }
 
 template <class T> void arange(void** args) {
@@ -329,8 +329,10 @@ class HostBackend final : public Backend {
   void encode_tensor_map(const TensorMapSpec&, TensorMap*) override { unsupported("TMA tensor maps"); }
 
   void set_race_check(bool on) override { races::start(on); }
+  bool watches_collectives() const override { return true; }
   void host_collective(const device::Context& ctx, bool entering) override {
     if (races::enabled()) races::collective(ctx, entering);
+    in_collective(ctx, entering);
   }
 
   StreamHandle* stream_create() override { return new StreamHandle{}; }

@@ -30,6 +30,7 @@ struct Job {
   int world = 1;
   int launches[device::kMaxRanks] = {};
   int running[device::kMaxRanks] = {};  // workers not blocked in a wait
+  bool collective[device::kMaxRanks] = {};  // in a host collective
   std::list<BlockedWait*> waits;
   std::string deadlock;
   std::atomic<bool> dead{false};
@@ -79,15 +80,21 @@ std::string number_text(const Flag& f, u64 bits) {
   return std::to_string(f.bytes == 4 ? bits & 0xffffffffu : bits);
 }
 
-// Under job.mu: whether no rank can make progress. A rank is blocked when it is inside
-// a launch, none of its workers runs, and at least one waits (a rank whose workers all
-// finished is leaving its launch, back to host code that may signal).
+// Under job.mu: whether no rank can make progress. A rank is blocked when it is in a
+// host collective (which cannot complete while another rank waits on the device), or
+// inside a launch with none of its workers running and one of them waiting (a rank
+// whose workers all finished is leaving its launch, back to host code that may signal).
+// Some rank must be waiting on the device, and no registered wait satisfied.
 bool all_blocked(Job& job) {
   int blocked_waits[device::kMaxRanks] = {};
   for (const BlockedWait* w : job.waits) ++blocked_waits[w->rank];
+  bool any_wait = false;
   for (int r = 0; r < job.world; ++r) {
-    if (job.launches[r] == 0 || job.running[r] > 0 || blocked_waits[r] == 0) return false;
+    const bool waiting = job.launches[r] > 0 && job.running[r] == 0 && blocked_waits[r] > 0;
+    if (!waiting && !job.collective[r]) return false;
+    any_wait = any_wait || waiting;
   }
+  if (!any_wait) return false;
   for (const BlockedWait* w : job.waits) {
     if (satisfied(w->flag, w->cmp, load(w->flag), w->value)) return false;
   }
@@ -95,8 +102,15 @@ bool all_blocked(Job& job) {
 }
 
 std::string describe_deadlock(Job& job) {
-  std::string s = "deadlock: every rank is blocked in a device wait that nothing left running can satisfy";
+  std::string s =
+      "deadlock: every rank is blocked, in a device wait that nothing left running can satisfy or in a host "
+      "collective that needs the waiting ranks";
   for (int r = 0; r < job.world; ++r) {
+    if (job.collective[r]) {
+      s += "\n  rank " + std::to_string(r) + " is in a host collective (a barrier, an all_gather, a broadcast or an "
+           "allocation), which needs the waiting ranks";
+      continue;
+    }
     for (const BlockedWait* w : job.waits) {
       if (w->rank != r) continue;
       const std::string flag = w->flag.name ? std::string(w->flag.name) + "[" + std::to_string(w->flag.index) + "]"
@@ -117,7 +131,7 @@ LaunchScope::LaunchScope(const device::Context& ctx) : ctx_(ctx) {
   Job& job = job_of(ctx);
   std::lock_guard<std::mutex> lock(job.mu);
   bool idle = true;
-  for (int r = 0; r < device::kMaxRanks; ++r) idle = idle && job.launches[r] == 0;
+  for (int r = 0; r < device::kMaxRanks; ++r) idle = idle && job.launches[r] == 0 && !job.collective[r];
   if (idle) {  // a new round: a deadlock reported before is over
     job.dead.store(false);
     job.deadlock.clear();
@@ -130,6 +144,13 @@ LaunchScope::~LaunchScope() {
   Job& job = job_of(ctx_);
   std::lock_guard<std::mutex> lock(job.mu);
   --job.launches[ctx_.rank];
+}
+
+void in_collective(const device::Context& ctx, bool entering) {
+  Job& job = job_of(ctx);
+  std::lock_guard<std::mutex> lock(job.mu);
+  job.world = ctx.world;
+  job.collective[ctx.rank] = entering;
 }
 
 WorkerScope::WorkerScope(const device::Context& ctx) : ctx_(ctx) {

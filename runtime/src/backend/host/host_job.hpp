@@ -1,9 +1,9 @@
 // What the host backend knows about a running job, so that its checks can see across
-// ranks: which ranks are inside a launch, how many of their programs are running, and
-// every wait that is blocked. A wait that can never be satisfied (every rank of the job
-// is inside a launch and every program there is blocked in a wait whose flag does not
-// satisfy it) is a deadlock, reported by DeadlockError naming each wait, instead of a
-// hang. Device waits keep their GPU semantics otherwise: they give up after
+// ranks: which ranks are inside a launch, how many of their programs are running, which
+// are in a host collective, and every wait that is blocked. A wait that can never be
+// satisfied (every rank of the job is either in a host collective or inside a launch
+// whose programs all wait on flags that do not satisfy them) is a deadlock, reported by
+// DeadlockError naming each wait, instead of a hang. Device waits keep their GPU semantics otherwise: they give up after
 // ctx.wait_timeout_ns or when the job aborts, recording what was awaited in
 // ctx.control exactly as device code does.
 #pragma once
@@ -60,6 +60,10 @@ class WorkerScope {
  private:
   const device::Context& ctx_;
 };
+
+// Rank ctx.rank enters (true) or leaves (false) a host collective: until it leaves, it
+// cannot signal anything.
+void in_collective(const device::Context& ctx, bool entering);
 
 // Waits until `flag <cmp> value` (acquire) on the calling program's thread and returns
 // the value seen. Gives up as device code does (timeout, abort: returns the last value

@@ -28,6 +28,7 @@ struct Shadow {
   // Atomic accesses per rank (0: none): they conflict with plain ones only.
   std::array<std::uint32_t, kRanks> atomic_write_epoch{}, atomic_read_epoch{};
   std::array<const char*, kRanks> atomic_write_site{}, atomic_read_site{};
+  const char* name = nullptr;  // the tensor, once an access that knows it came by
 };
 
 constexpr std::size_t kShards = 256;
@@ -128,11 +129,13 @@ void access(const device::Context& ctx, const void* addr, Access kind, const cha
   Job::Shard& shard = job.shards[(reinterpret_cast<std::uintptr_t>(addr) >> 2) % kShards];
   std::lock_guard<std::mutex> lock(shard.mu);
   Shadow& s = shard.elements[addr];
+  if (tensor) s.name = tensor;
+  const char* shown = s.name ? s.name : "an element";
   const auto unordered = [&](int other, std::uint32_t epoch) { return epoch && other != r && epoch > job.at(r, other); };
   auto fail = [&](int other, Access other_kind, const char* other_site) {
     const int on = owner(ctx, addr);
-    throw RaceError("race on rank " + std::to_string(on) + "'s " + tensor + "[" + std::to_string(index) + "]: " +
-                    describe(r, kind, tensor, index, site) + " and " + describe(other, other_kind, tensor, index, other_site) +
+    throw RaceError("race on rank " + std::to_string(on) + "'s " + shown + "[" + std::to_string(index) + "]: " +
+                    describe(r, kind, shown, index, site) + " and " + describe(other, other_kind, shown, index, other_site) +
                     " touch the same element with nothing ordering them (no signal/wait, barrier or host "
                     "collective between): order them, or let one rank own the element");
   };

@@ -42,7 +42,8 @@ inline bool enabled() { return enabled_flag().load(std::memory_order_relaxed); }
 
 enum class Access { read, write, atomic_read, atomic_write };
 
-// An access of rank ctx.rank to the element at `addr`, which is `tensor`[`index`],
+// An access of rank ctx.rank to the element at `addr`, which is `tensor`[`index`]
+// (`tensor` null: not known, as for libiris's fills),
 // from the statement described by `site` (kept: the text must live as long as the
 // process; intern() makes such texts). Throws RaceError on a conflict. An atomic write
 // that releases is recorded before its release().
