@@ -69,7 +69,7 @@ std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, 
     impl->handle = backend::active().module_load(image, name);
   } catch (const backend::IncompatibleCodeError& e) {
     throw Error("cannot load " + name + " (" + code_object_format_name(format) + "): " + e.what() +
-                "; was it built for this GPU's architecture?");
+                (host_backend ? "" : "; was it built for this GPU's architecture?"));
   }
   return impl;
 }

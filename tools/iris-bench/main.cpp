@@ -139,6 +139,16 @@ int main(int argc, char** argv) {
     if (parsed >= 0) return parsed;
     return measure([&] { return iris::bench::run_launch(lo); });
   }
+  if (cmd == "gemm" || cmd == "p2p") {
+    // Both time hand-written CUDA (and cuBLAS or cudaMemcpyPeer) against irisc kernels.
+    const char* backend = std::getenv("IRIS_BACKEND");
+    if (backend && std::string(backend) == "host") {
+      std::fprintf(stderr, "iris-bench %s: measures hand-written CUDA kernels and vendor baselines, so it needs the "
+                           "CUDA backend (unset IRIS_BACKEND); on the host backend try iris-bench launch\n",
+                   cmd.c_str());
+      return 2;
+    }
+  }
   if (cmd == "gemm") {
     iris::bench::GemmBenchOptions go;
     const auto split = [](const std::string& list) {

@@ -272,8 +272,9 @@ class HostBackend final : public Backend {
 
   ModuleHandle* module_load(const void* image, const std::string& name) override {
     if (!irisc::is_host_code(std::span<const std::byte>(static_cast<const std::byte*>(image), irisc::kHostCodeMagic.size()))) {
-      throw IncompatibleCodeError(name + " holds GPU code, which the host backend cannot run; compile the .iris file "
-                                         "with irisc --target=host (or load it through the JIT, which does)");
+      throw IncompatibleCodeError(name + " holds GPU code (a cubin, fatbin or PTX), which the host backend cannot run: "
+                                         "it runs irisc kernels (through the JIT, or compiled with irisc --target=host) "
+                                         "and libiris's own");
     }
     auto m = std::make_unique<HostModule>();
     m->name = name;
