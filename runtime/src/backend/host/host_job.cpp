@@ -21,6 +21,8 @@ struct BlockedWait {
   Cmp cmp = Cmp::eq;
   u64 value = 0;
   const char* site = nullptr;
+  int kind = 0;   // WaitSite::kind: 1 is the device barrier (its flag counts the peer's barriers)
+  int peer = -1;
 };
 
 // One job: its ranks are threads of this process sharing one set of heaps, so rank 0's
@@ -113,6 +115,12 @@ std::string describe_deadlock(Job& job) {
     }
     for (const BlockedWait* w : job.waits) {
       if (w->rank != r) continue;
+      if (w->kind == 1) {  // the device barrier, in its own words (as on a GPU)
+        s += "\n  rank " + std::to_string(r) + ": the device barrier: this rank is at device barrier #" +
+             number_text(w->flag, w->value) + ", but rank " + std::to_string(w->peer) + " has reached only #" +
+             number_text(w->flag, load(w->flag)) + ". Every rank must call device_barrier() the same number of times";
+        continue;
+      }
       const std::string flag = w->flag.name ? std::string(w->flag.name) + "[" + std::to_string(w->flag.index) + "]"
                                             : std::string("the flag");
       s += "\n  rank " + std::to_string(r) + ", program " + std::to_string(w->block) + ": " +
@@ -178,7 +186,7 @@ u64 wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, const
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   Job& job = job_of(ctx);
-  BlockedWait me{ctx.rank, block, flag, cmp, value, site.text};
+  BlockedWait me{ctx.rank, block, flag, cmp, value, site.text, site.kind, site.peer};
   {
     std::lock_guard<std::mutex> lock(job.mu);
     --job.running[ctx.rank];

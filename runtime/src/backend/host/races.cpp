@@ -38,7 +38,14 @@ struct Job {
   std::array<std::array<std::atomic<std::uint32_t>, kRanks>, kRanks> clocks{};
   std::mutex mu;
   std::unordered_map<const void*, Clock> flags;
-  Clock collective{};  // the join of every rank's clock at its collectives
+  // Collectives by their number (every rank makes the same ones in the same order): the
+  // join of the clocks the ranks entered it with, and how many have left it.
+  struct Collective {
+    Clock entered{};
+    int left = 0;
+  };
+  std::map<std::uint64_t, Collective> collectives;
+  std::array<std::uint64_t, kRanks> next_collective{};
   struct Shard {
     std::mutex mu;
     std::unordered_map<const void*, Shadow> elements;
@@ -193,12 +200,19 @@ void acquire(const device::Context& ctx, const void* flag) {
 void collective(const device::Context& ctx, bool entering) {
   Job& job = job_of(ctx);
   std::lock_guard<std::mutex> lock(job.mu);
+  const auto r = static_cast<std::size_t>(ctx.rank);
   if (entering) {
-    join(job.collective, job.clock(ctx.rank));
+    join(job.collectives[job.next_collective[r]].entered, job.clock(ctx.rank));
     job.tick(ctx.rank);
-  } else {
-    job.raise(ctx.rank, job.collective);
+    return;
   }
+  // Every rank entered this collective before any leaves it: its join is complete. A
+  // later one's is not, so a slow rank must not take it (it would order accesses that
+  // are not).
+  const std::uint64_t n = job.next_collective[r]++;
+  Job::Collective& c = job.collectives[n];
+  job.raise(ctx.rank, c.entered);
+  if (++c.left == ctx.world) job.collectives.erase(n);
 }
 
 }  // namespace iris::host::races
