@@ -26,6 +26,8 @@ for f in $files; do
   for ranks in 1 2 4; do
     out=$(timeout 120 "$run" "$f" --ranks "$ranks" --size 300 2>&1)
     rc=$?
+    # A sanitizer's report (the ASan build runs this too) is a failure whatever the exit.
+    if grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" <<<"$out"; then rc=99; fi
     case $rc in
       0) ran=$((ran + 1)) ;;
       1)

@@ -7,8 +7,9 @@
 #   1. compiler tests:  ctest -R "golden|Golden|irisc|Nvrtc|nvrtc"  (golden files, the
 #                       NVRTC toolchain, NVRTC device-header tests)
 #   2. other CPU tests: everything else that was built (runtime unit tests, no-driver,
-#                       JIT cache); the GPU suite, the samples, iris-bench and MPI are
-#                       not built (they need nvcc for device code, a GPU or mpirun).
+#                       JIT cache, the host backend's interpreter tests, every .iris file
+#                       through iris-run); the GPU suite, the samples, iris-bench and MPI
+#                       are not built (they need nvcc for device code, a GPU or mpirun).
 #
 # Any sanitizer report fails the test it happens in (halt_on_error), so the script exits
 # non-zero. Uses clang when installed (same toolchain as fuzz.sh), else g++.
@@ -65,7 +66,7 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 # *golden* and any other *_tests target, but not the GPU suite (nvcc-built kernels, needs
 # a GPU) nor MPI. Missing names are skipped, not errors.
 available=$(cmake --build "$B" --target help | sed -n 's/^\([A-Za-z0-9_.+-]*\): phony$/\1/p')
-want=(irisc_lib irisc iris_unit_tests iris_no_driver_tests iris_device_header_tests
+want=(irisc_lib irisc iris-run iris_unit_tests iris_no_driver_tests iris_device_header_tests
       irisc_nvrtc_tests iris_jit_cache_tests)
 want+=($(grep -iE 'golden|_tests$' <<<"$available" | grep -vE '^(iris_gpu_tests|.*mpi.*)$' || true))
 mapfile -t want < <(printf '%s\n' "${want[@]}" | awk '!seen[$0]++')
