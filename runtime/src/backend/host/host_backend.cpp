@@ -323,7 +323,7 @@ class HostBackend final : public Backend {
       return;
     }
     const auto& ctx = *static_cast<const device::Context*>(args[0]);
-    LaunchScope launch(ctx);
+    LaunchScope launch(ctx, 1);
     WorkerScope worker(ctx);
     f.fn(args);
   }

@@ -135,7 +135,7 @@ std::string describe_deadlock(Job& job) {
 
 }  // namespace
 
-LaunchScope::LaunchScope(const device::Context& ctx) : ctx_(ctx) {
+LaunchScope::LaunchScope(const device::Context& ctx, int workers) : ctx_(ctx) {
   Job& job = job_of(ctx);
   std::lock_guard<std::mutex> lock(job.mu);
   bool idle = true;
@@ -146,6 +146,7 @@ LaunchScope::LaunchScope(const device::Context& ctx) : ctx_(ctx) {
   }
   job.world = ctx.world;
   ++job.launches[ctx.rank];
+  job.running[ctx.rank] += workers;
 }
 
 LaunchScope::~LaunchScope() {
@@ -159,12 +160,6 @@ void in_collective(const device::Context& ctx, bool entering) {
   std::lock_guard<std::mutex> lock(job.mu);
   job.world = ctx.world;
   job.collective[ctx.rank] = entering;
-}
-
-WorkerScope::WorkerScope(const device::Context& ctx) : ctx_(ctx) {
-  Job& job = job_of(ctx);
-  std::lock_guard<std::mutex> lock(job.mu);
-  ++job.running[ctx.rank];
 }
 
 WorkerScope::~WorkerScope() {

@@ -35,10 +35,12 @@ struct Flag {
 };
 
 // The rank calling it is inside a launch (a kernel of the host backend runs) for the
-// object's lifetime.
+// object's lifetime, with `workers` threads that will run its programs: they count as
+// running from here on, before their threads start, so that a rank is never taken for
+// blocked while a worker is still starting.
 class LaunchScope {
  public:
-  explicit LaunchScope(const device::Context& ctx);
+  LaunchScope(const device::Context& ctx, int workers);
   ~LaunchScope();
   LaunchScope(const LaunchScope&) = delete;
   LaunchScope& operator=(const LaunchScope&) = delete;
@@ -47,12 +49,12 @@ class LaunchScope {
   const device::Context& ctx_;
 };
 
-// A worker of a launch runs programs on the calling thread for the object's lifetime
-// (it takes the next program until none is left): a rank whose workers have all
-// finished or are blocked in waits can only be woken by a flag.
+// A worker of a launch (one of LaunchScope's `workers`) runs programs on the calling
+// thread until none is left; destroying this says it finished. A rank whose workers
+// have all finished or are blocked in waits can only be woken by a flag.
 class WorkerScope {
  public:
-  explicit WorkerScope(const device::Context& ctx);
+  explicit WorkerScope(const device::Context& ctx) : ctx_(ctx) {}
   ~WorkerScope();
   WorkerScope(const WorkerScope&) = delete;
   WorkerScope& operator=(const WorkerScope&) = delete;

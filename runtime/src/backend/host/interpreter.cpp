@@ -1088,8 +1088,11 @@ std::unique_ptr<LoadedModule> load(const void* image, const std::string& name) {
 void run(const InterpretedKernel& kernel, unsigned programs, void** args) {
   Launch l(*kernel.program, kernel.kernel, args);
   bind_shapes(l);
-  LaunchScope launch(l.ctx);
   if (programs == 0) return;
+  // Role kernels run every program at once (their roles wait on each other); other
+  // grids as many at once as the host's "GPU" holds.
+  const unsigned workers = l.k.roles.empty() ? std::min(programs, kResidentPrograms) : programs;
+  LaunchScope launch(l.ctx, static_cast<int>(workers));
   std::atomic<unsigned> next{0};
   auto worker = [&] {
     WorkerScope scope(l.ctx);
@@ -1104,9 +1107,6 @@ void run(const InterpretedKernel& kernel, unsigned programs, void** args) {
       }
     }
   };
-  // Role kernels run every program at once (their roles wait on each other); other
-  // grids as many at once as the host's "GPU" holds.
-  const unsigned workers = l.k.roles.empty() ? std::min(programs, kResidentPrograms) : programs;
   if (workers == 1) {
     worker();
   } else {
