@@ -593,10 +593,14 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       return;
     }
     case StmtKind::ForRange: {
+      // The bounds are evaluated once, before the loop (as the host backend does): a
+      // body that changes what `hi` reads does not change the trip count.
       const std::string n = var_name(s.var);
       const std::string lo = scalar(*s.lo, depth), hi = scalar(*s.hi, depth);
+      const std::string bound = fresh("hi");
+      line(depth, "const long long " + bound + " = " + hi + ";");
       if (mentions_world(*s.lo) || mentions_world(*s.hi)) line(depth, rank_loop_unroll());
-      line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + hi + "; ++" + n + ") {");
+      line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + bound + "; ++" + n + ") {");
       stmts(s.body, depth + 1);
       line(depth, "}");
       return;

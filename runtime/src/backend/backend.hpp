@@ -164,8 +164,8 @@ class Backend {
   virtual ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) = 0;
 
   // --- checks (the host backend's; others have none) ------------------------------------
-  // Turns the race check on or off for the jobs that follow (Options::check_races); a
-  // backend without one throws for `true`.
+  // Called as each job starts (iris::run, before any rank): turns the race check on or
+  // off for it (Options::check_races); a backend without one throws for `true`.
   virtual void set_race_check(bool on) {
     if (on) throw Error(std::string("the race check (Options::check_races, IRIS_CHECK_RACES) needs the host backend, not ") + name());
   }

@@ -329,7 +329,11 @@ class HostBackend final : public Backend {
   }
   void encode_tensor_map(const TensorMapSpec&, TensorMap*) override { unsupported("TMA tensor maps"); }
 
-  void set_race_check(bool on) override { races::start(on); }
+  // Called as each job starts (iris::run): earlier jobs' state goes.
+  void set_race_check(bool on) override {
+    forget_jobs();
+    races::start(on);
+  }
   bool watches_collectives() const override { return true; }
   void host_collective(const device::Context& ctx, bool entering) override {
     if (races::enabled()) races::collective(ctx, entering);

@@ -1,6 +1,7 @@
 // Jobs, launches and blocked waits on the host backend (see host_job.hpp).
 #include "backend/host/host_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <list>
 #include <map>
@@ -33,16 +34,24 @@ struct Job {
   int launches[device::kMaxRanks] = {};
   int running[device::kMaxRanks] = {};  // workers not blocked in a wait
   bool collective[device::kMaxRanks] = {};  // in a host collective
+  std::uint64_t entered[device::kMaxRanks] = {};  // host collectives each rank has entered
   std::list<BlockedWait*> waits;
   std::string deadlock;
   std::atomic<bool> dead{false};
 };
 
-Job& job_of(const device::Context& ctx) {
+std::mutex& jobs_mutex() {
   static std::mutex mu;
-  static std::map<const char*, std::unique_ptr<Job>> jobs;
-  std::lock_guard<std::mutex> lock(mu);
-  auto& j = jobs[ctx.heap_bases[0]];
+  return mu;
+}
+std::map<const char*, std::unique_ptr<Job>>& jobs() {
+  static std::map<const char*, std::unique_ptr<Job>> all;
+  return all;
+}
+
+Job& job_of(const device::Context& ctx) {
+  std::lock_guard<std::mutex> lock(jobs_mutex());
+  auto& j = jobs()[ctx.heap_bases[0]];
   if (!j) j = std::make_unique<Job>();
   return *j;
 }
@@ -91,9 +100,14 @@ bool all_blocked(Job& job) {
   int blocked_waits[device::kMaxRanks] = {};
   for (const BlockedWait* w : job.waits) ++blocked_waits[w->rank];
   bool any_wait = false;
+  // A rank in a collective is blocked while some rank has not entered that collective
+  // yet (once all have, it is finishing, however late its thread wakes).
+  std::uint64_t fewest = ~std::uint64_t{0};
+  for (int r = 0; r < job.world; ++r) fewest = std::min(fewest, job.entered[r]);
   for (int r = 0; r < job.world; ++r) {
     const bool waiting = job.launches[r] > 0 && job.running[r] == 0 && blocked_waits[r] > 0;
-    if (!waiting && !job.collective[r]) return false;
+    const bool held = job.collective[r] && job.entered[r] > fewest;
+    if (!waiting && !held) return false;
     any_wait = any_wait || waiting;
   }
   if (!any_wait) return false;
@@ -160,6 +174,12 @@ void in_collective(const device::Context& ctx, bool entering) {
   std::lock_guard<std::mutex> lock(job.mu);
   job.world = ctx.world;
   job.collective[ctx.rank] = entering;
+  if (entering) ++job.entered[ctx.rank];
+}
+
+void forget_jobs() {
+  std::lock_guard<std::mutex> lock(jobs_mutex());
+  jobs().clear();
 }
 
 WorkerScope::~WorkerScope() {

@@ -67,6 +67,10 @@ class WorkerScope {
 // cannot signal anything.
 void in_collective(const device::Context& ctx, bool entering);
 
+// Forgets every job's state: a job starts (iris::run), and no rank of an earlier one
+// runs any more.
+void forget_jobs();
+
 // Waits until `flag <cmp> value` (acquire) on the calling program's thread and returns
 // the value seen. Gives up as device code does (timeout, abort: returns the last value
 // seen), returns early when `*stop` becomes true (the launch failed), and throws

@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -217,7 +218,7 @@ S int_atomic(ScalarType t, void* p, tir::AtomicOp op, std::memory_order mo, S x,
     }
     case tir::AtomicOp::min:
     case tir::AtomicOp::max: {
-      old = ref.load(std::memory_order_relaxed);
+      old = ref.load(load_order(mo));  // the order holds when nothing changes, too
       for (;;) {
         S o{norm(t, static_cast<i64>(old)), 0};
         const bool keep = op == tir::AtomicOp::min ? !less(t, x, o) : !less(t, o, x);
@@ -247,7 +248,7 @@ S float_atomic(ScalarType t, void* p, tir::AtomicOp op, std::memory_order mo, S 
     if constexpr (sizeof(U) == 4) return std::bit_cast<std::uint32_t>(f);
     else return half_bits(t, f);
   };
-  U old = ref.load(std::memory_order_relaxed);
+  U old = ref.load(load_order(mo));  // the order holds when the compare fails, too
   for (;;) {
     const float o = value(old).f;
     float n = o;
@@ -321,9 +322,12 @@ struct Launch {
             std::memcpy(&tensors[static_cast<std::size_t>(arg.index)], args[a], sizeof(char*));
           } else {
             // The argument as packed: the scalar's own width.
+            // Argument storage may be unaligned: copy it out before reading.
             S& s = scalars[static_cast<std::size_t>(arg.index)];
             const ScalarType t = prm.elem == ScalarType::int_ ? ScalarType::i64 : prm.elem;
-            s = read(t, args[a]);
+            alignas(8) unsigned char word[8] = {};
+            std::memcpy(word, args[a], static_cast<std::size_t>(elem_bytes(t)));
+            s = read(t, word);
           }
           break;
         }
@@ -494,7 +498,7 @@ class Program {
   // Checks that flat indices [lo, hi] of parameter p's tensor exist (the accessed
   // elements of a view, lo <= hi); `first_bad` finds the first one that does not.
   template <class FirstBad>
-  void check(int p, i64 lo, i64 hi, irisc::SourceRange r, const char* what, FirstBad first_bad) {
+  void check(int p, __int128 lo, __int128 hi, irisc::SourceRange r, const char* what, FirstBad first_bad) {
     const i64 n = l_.elements[static_cast<std::size_t>(p)];
     if (lo >= 0 && hi < n) return;
     const i64 bad = first_bad(n);
@@ -518,7 +522,8 @@ class Program {
     }
     if (n > 0) {
       if (v.size) check_row(v.param, offset, n, r, what);
-      check(v.param, offset, offset + n - 1, r, what, [&](i64 elems) { return offset < 0 ? offset : std::max(offset, elems); });
+      check(v.param, offset, static_cast<__int128>(offset) + n - 1, r, what,
+            [&](i64 elems) { return offset < 0 ? offset : std::max(offset, elems); });
     }
     return {offset, n};
   }
@@ -537,17 +542,19 @@ class Program {
   void check2(int p, i64 offset, i64 ld, i64 rows, i64 cols, irisc::SourceRange r, const char* what) {
     const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(p)];
     if (!d.empty() && ld == d.back()) check_row(p, offset, cols, r, what);
-    const i64 last = offset + (rows - 1) * ld + cols - 1;
-    const i64 lo = ld >= 0 ? offset : offset + (rows - 1) * ld;
-    const i64 hi = ld >= 0 ? last : offset + cols - 1;
-    check(p, lo, hi, r, what, [&](i64 n) {
+    // In 128 bits: wrapped index arithmetic must not wrap again here.
+    using wide = __int128;
+    const wide last = wide(offset) + wide(rows - 1) * ld + cols - 1;
+    const wide lo = ld >= 0 ? wide(offset) : wide(offset) + wide(rows - 1) * ld;
+    const wide hi = ld >= 0 ? last : wide(offset) + cols - 1;
+    check(p, lo, hi, r, what, [&](i64 n) -> i64 {
       for (i64 i = 0; i < rows; ++i) {
         for (i64 j = 0; j < cols; ++j) {
-          const i64 e = offset + i * ld + j;
-          if (e < 0 || e >= n) return e;
+          const wide e = wide(offset) + wide(i) * ld + j;
+          if (e < 0 || e >= n) return e < wide(INT64_MIN) || e > wide(INT64_MAX) ? INT64_MAX : static_cast<i64>(e);
         }
       }
-      return last;
+      return n;
     });
   }
 
@@ -881,7 +888,8 @@ class Program {
     const tir::Type& t = k_.vars[static_cast<std::size_t>(var)].type;
     if (t.is_tile()) {
       std::vector<S> tmp;
-      tl(v, tmp);
+      if (v.type.is_tile()) tl(v, tmp);
+      else tmp.assign(static_cast<std::size_t>(t.elements()), sc(v));  // a scalar fills the tile
       x.t = std::move(tmp);
     } else if (t.kind == tir::TypeKind::Range) {
       x.r = rg(v);
@@ -1112,7 +1120,13 @@ void run(const InterpretedKernel& kernel, unsigned programs, void** args) {
   } else {
     std::vector<std::thread> threads;
     threads.reserve(workers);
-    for (unsigned w = 0; w < workers; ++w) threads.emplace_back(worker);
+    try {
+      for (unsigned w = 0; w < workers; ++w) threads.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      // The started workers stop at their next wait; the missing ones never count.
+      l.fail(std::make_exception_ptr(Error("the host backend could not start thread " + std::to_string(threads.size()) +
+                                           " of " + std::to_string(workers) + " for this launch: " + e.what())));
+    }
     for (std::thread& t : threads) t.join();
   }
   if (l.error) std::rethrow_exception(l.error);
