@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/host/job_table.hpp"
+
 namespace iris::host {
 namespace {
 
@@ -40,21 +42,7 @@ struct Job {
   std::atomic<bool> dead{false};
 };
 
-std::mutex& jobs_mutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::map<const char*, std::unique_ptr<Job>>& jobs() {
-  static std::map<const char*, std::unique_ptr<Job>> all;
-  return all;
-}
-
-Job& job_of(const device::Context& ctx) {
-  std::lock_guard<std::mutex> lock(jobs_mutex());
-  auto& j = jobs()[ctx.heap_bases[0]];
-  if (!j) j = std::make_unique<Job>();
-  return *j;
-}
+Job& job_of(const device::Context& ctx) { return JobTable<Job>::of(ctx); }
 
 u64 load(const Flag& f) {
   if (f.bytes == 8) return std::atomic_ref<u64>(*static_cast<u64*>(const_cast<void*>(f.ptr))).load(std::memory_order_acquire);
@@ -178,8 +166,7 @@ void in_collective(const device::Context& ctx, bool entering) {
 }
 
 void forget_jobs() {
-  std::lock_guard<std::mutex> lock(jobs_mutex());
-  jobs().clear();
+  JobTable<Job>::forget();
 }
 
 WorkerScope::~WorkerScope() {

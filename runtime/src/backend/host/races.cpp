@@ -8,6 +8,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "backend/host/job_table.hpp"
+
 namespace iris::host::races {
 namespace {
 
@@ -74,21 +76,7 @@ struct Job {
   void tick(int rank) { clocks[static_cast<std::size_t>(rank)][static_cast<std::size_t>(rank)].fetch_add(1); }
 };
 
-std::mutex& jobs_mutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::map<const char*, std::unique_ptr<Job>>& jobs() {
-  static std::map<const char*, std::unique_ptr<Job>> all;
-  return all;
-}
-
-Job& job_of(const device::Context& ctx) {
-  std::lock_guard<std::mutex> lock(jobs_mutex());
-  auto& j = jobs()[ctx.heap_bases[0]];
-  if (!j) j = std::make_unique<Job>();
-  return *j;
-}
+Job& job_of(const device::Context& ctx) { return JobTable<Job>::of(ctx); }
 
 // The rank whose heap holds `addr`: the one with the highest base at or below it.
 int owner(const device::Context& ctx, const void* addr) {
@@ -117,8 +105,7 @@ std::string describe(int rank, Access kind, const char* tensor, long long index,
 }  // namespace
 
 void start(bool on) {
-  std::lock_guard<std::mutex> lock(jobs_mutex());
-  jobs().clear();
+  JobTable<Job>::forget();
   enabled_flag().store(on);
 }
 
