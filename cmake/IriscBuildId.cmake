@@ -3,7 +3,7 @@
 # the host compiler, with <label>), regenerated whenever one of them changes and on
 # reconfigure when one is added. The script is compiler/driver/build_id.cmake.
 function(irisc_build_id_source out label)
-  file(GLOB_RECURSE inputs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/compiler/* ${PROJECT_SOURCE_DIR}/templates/*)
+  file(GLOB_RECURSE inputs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/compiler/* ${PROJECT_SOURCE_DIR}/templates/* ${PROJECT_SOURCE_DIR}/dsl/*)
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${CMAKE_COMMAND} -DSOURCE_ROOT=${PROJECT_SOURCE_DIR} -DOUTPUT=${out}

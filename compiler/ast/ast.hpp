@@ -19,9 +19,14 @@ enum class ScalarType : std::uint8_t { f32, f16, bf16, i32, i64, u32, u64, boole
 const char* scalar_type_name(ScalarType t);
 ScalarType scalar_type_of(TokenKind type_keyword);
 
+// A type as written: a type keyword, or the name of a type parameter (`T`), which
+// sema resolves.
 struct TypeRef {
   ScalarType type = ScalarType::f32;
   SourceRange range;
+  std::string name;  // non-empty: a type parameter's name
+  // The keyword's name, or the parameter's.
+  std::string spelling() const { return name.empty() ? scalar_type_name(type) : name; }
 };
 
 enum class ExprKind : std::uint8_t {
@@ -68,6 +73,7 @@ enum class StmtKind : std::uint8_t {
   For,     // for vars in iter [persistent] { body }
   If,      // if cond { body } else { else_body }
   Role,    // role name(programs: value) { body }
+  Return,  // return [value];       (functions only)
 };
 
 struct Stmt;
@@ -95,22 +101,31 @@ struct Stmt {
   std::vector<StmtPtr> else_body;
 };
 
+// A compile-time parameter: an integer (`B: int = 64`) or a type (`T: type = f32`).
 struct ConstParam {
   std::string name;
   SourceRange range;
   TypeRef type;
-  ExprPtr default_value;  // may be null
+  bool is_type = false;
+  ExprPtr default_value;              // may be null
+  std::optional<TypeRef> default_type;  // `T: type = f32`
 };
 
+// A parameter. Kernels take tensors and scalars; functions also take tiles
+// (`t: tile<T>[B]`, `tile<T>` for any shape) and ranges (`i: range`).
 struct Param {
   std::string name;
   SourceRange range;
   bool is_tensor = false;
   bool symmetric = false;
-  TypeRef type;               // element type (tensor) or scalar type
-  std::vector<ExprPtr> dims;  // tensor extents
+  bool is_tile = false;
+  bool is_range = false;
+  TypeRef type;               // element type (tensor, tile) or scalar type
+  std::vector<ExprPtr> dims;  // tensor extents; a tile's shape (empty: any)
 };
 
+// A kernel, or a function (`fn`): the same shape. A function is inlined where it is
+// called; its body may end in `return value;`.
 struct Kernel {
   std::string name;
   SourceRange range;
@@ -120,8 +135,17 @@ struct Kernel {
   std::vector<StmtPtr> body;
 };
 
+// `import "ccl/common.iris";`: the functions of another file (resolved against the
+// standard library in dsl/, the -I directories and the importing file's folder).
+struct Import {
+  std::string path;
+  SourceRange range;
+};
+
 struct Module {
   std::vector<Kernel> kernels;
+  std::vector<Kernel> functions;
+  std::vector<Import> imports;
 };
 
 // An indented tree, one node per line (for --emit=ast and golden tests).

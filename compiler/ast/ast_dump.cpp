@@ -1,4 +1,5 @@
 // Printing the syntax tree (see ast.hpp).
+#include <algorithm>
 #include <cstdio>
 
 #include "compiler/ast/ast.hpp"
@@ -31,11 +32,11 @@ class Dumper {
       case ExprKind::Unary: line(d, "Unary " + token_kind_spelling(e.op), e.range); break;
       case ExprKind::Binary: line(d, "Binary " + token_kind_spelling(e.op), e.range); break;
       case ExprKind::Call:
-        line(d, "Call " + e.name + (e.type_arg ? std::string("<") + scalar_type_name(e.type_arg->type) + ">" : ""),
+        line(d, "Call " + e.name + (e.type_arg ? "<" + e.type_arg->spelling() + ">" : ""),
              e.range);
         break;
       case ExprKind::Index: line(d, "Index", e.range); break;
-      case ExprKind::Cast: line(d, std::string("Cast ") + scalar_type_name(e.type_arg->type), e.range); break;
+      case ExprKind::Cast: line(d, "Cast " + e.type_arg->spelling(), e.range); break;
       case ExprKind::List: line(d, "List", e.range); break;
       case ExprKind::Slice: line(d, "Slice", e.range); break;
     }
@@ -90,6 +91,10 @@ class Dumper {
         expr(*s.value, d + 1);
         stmts(s.body, d + 1);
         break;
+      case StmtKind::Return:
+        line(d, "Return", s.range);
+        if (s.value) expr(*s.value, d + 1);
+        break;
     }
   }
 
@@ -130,21 +135,31 @@ ScalarType scalar_type_of(TokenKind k) {
 
 std::string dump(const Module& module, const SourceBuffer& source) {
   Dumper d(source);
-  for (const Kernel& k : module.kernels) {
-    d.line(0, "Kernel " + k.name, k.range);
+  for (const Import& i : module.imports) d.line(0, "Import \"" + i.path + "\"", i.range);
+  auto item = [&](const Kernel& k, const char* what) {
+    d.line(0, what + k.name, k.range);
     for (const ConstParam& c : k.consts) {
-      d.line(1, std::string("Const ") + c.name + ": " + scalar_type_name(c.type.type), c.range);
+      d.line(1, "Const " + c.name + ": " + (c.is_type ? std::string("type") : c.type.spelling()) +
+                    (c.default_type ? " = " + c.default_type->spelling() : ""),
+             c.range);
       if (c.default_value) d.expr(*c.default_value, 2);
     }
     for (const Param& p : k.params) {
+      const std::string kind = p.is_tensor ? "tensor<" : p.is_tile ? "tile<" : "";
       d.line(1,
-             std::string("Param ") + p.name + ": " + (p.symmetric ? "symmetric " : "") +
-                 (p.is_tensor ? "tensor<" : "") + scalar_type_name(p.type.type) + (p.is_tensor ? ">" : ""),
+             "Param " + p.name + ": " + (p.symmetric ? "symmetric " : "") +
+                 (p.is_range ? "range" : kind + p.type.spelling() + (kind.empty() ? "" : ">")),
              p.range);
       for (const ExprPtr& dim : p.dims) d.expr(*dim, 2);
     }
     d.stmts(k.body, 1);
-  }
+  };
+  // In source order.
+  std::vector<std::pair<const Kernel*, const char*>> items;
+  for (const Kernel& k : module.functions) items.emplace_back(&k, "Fn ");
+  for (const Kernel& k : module.kernels) items.emplace_back(&k, "Kernel ");
+  std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first->range.begin < b.first->range.begin; });
+  for (const auto& [k, what] : items) item(*k, what);
   return d.out;
 }
 

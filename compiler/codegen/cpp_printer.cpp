@@ -46,6 +46,11 @@ std::string CppPrinter::literal(const Value& v) const {
 }
 
 std::string CppPrinter::typed_binop(BinOp op, ScalarType t, const std::string& a, const std::string& b) const {
+  // Shifts by the width or more give 0 (or the sign, shifting a negative right), as
+  // PTX's shl/shr do; C++ leaves them undefined.
+  if (op == BinOp::shl || op == BinOp::shr) {
+    return std::string(op == BinOp::shl ? "iris_shl(" : "iris_shr(") + a + ", " + b + ")";
+  }
   if ((op == BinOp::div || op == BinOp::rem) && (t == ScalarType::int_ || t == ScalarType::i64)) {
     return std::string(op == BinOp::div ? "iris_div(" : "iris_rem(") + a + ", " + b + ")";
   }
@@ -72,6 +77,8 @@ std::string CppPrinter::binop(BinOp op, const std::string& a, const std::string&
     case BinOp::bxor: return "(" + a + " ^ " + b + ")";
     case BinOp::min: return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
     case BinOp::max: return "(" + a + " > " + b + " ? " + a + " : " + b + ")";
+    case BinOp::shl: return "iris_shl(" + a + ", " + b + ")";
+    case BinOp::shr: return "iris_shr(" + a + ", " + b + ")";
   }
   return a;
 }

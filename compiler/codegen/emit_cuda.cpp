@@ -66,6 +66,14 @@ class CudaKernelPrinter final : public GpuKernelPrinter {
 
 // Whether any value, variable or parameter of the module has element type `t` (its
 // header is included then).
+bool uses_shifts(const Module& m) {
+  auto shift = [](const Value& v) { return v.kind == ValueKind::Binary && (v.binop == BinOp::shl || v.binop == BinOp::shr); };
+  for (const Kernel& k : m.kernels) {
+    if (any_value(k.body, shift)) return true;
+  }
+  return false;
+}
+
 bool uses_type(const Module& m, ScalarType t) {
   auto is_t = [t](const Value& v) { return v.type.elem == t; };
   for (const Kernel& k : m.kernels) {
@@ -104,7 +112,14 @@ CudaModule emit_cuda(const Module& module, const SourceBuffer& source, bool trac
   s += "__device__ __forceinline__ long long iris_div(long long a, long long b) {\n"
        "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a / (unsigned)b) : a / b;\n}\n";
   s += "__device__ __forceinline__ long long iris_rem(long long a, long long b) {\n"
-       "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a % (unsigned)b) : a % b;\n}\n\n";
+       "  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a % (unsigned)b) : a % b;\n}\n";
+  if (uses_shifts(module)) {
+    s += "template <class T> __device__ __forceinline__ T iris_shl(T a, T b) {\n"
+         "  return (unsigned long long)b >= sizeof(T) * 8 ? T(0) : T((unsigned long long)a << b);\n}\n";
+    s += "template <class T> __device__ __forceinline__ T iris_shr(T a, T b) {\n"
+         "  return (unsigned long long)b < sizeof(T) * 8 ? T(a >> b) : (T(-1) < T(0) && a < T(0)) ? T(-1) : T(0);\n}\n";
+  }
+  s += "\n";
   const contract::Module contract = launch_contract(module);
   for (std::size_t i = 0; i < module.kernels.size(); ++i) {
     CudaKernelPrinter printer(module.kernels[i], contract.kernels[i], s);

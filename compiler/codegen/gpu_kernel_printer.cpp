@@ -128,7 +128,7 @@ std::string GpuKernelPrinter::site_literal(const Stmt& s) const {
   std::string text = "kernel '" + k_.name + "'";
   if (source_ && s.range.begin < source_->text().size()) {
     const LineCol lc = source_->line_col(s.range.begin);
-    std::string file = source_->name();
+    std::string file = source_->name_of(s.range.begin);
     if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
     std::string stmt(source_->slice(s.range));
     stmt = stmt.substr(0, stmt.find('\n'));

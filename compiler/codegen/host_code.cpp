@@ -19,6 +19,12 @@ std::string write_host_code(const HostCode& code) {
   }
   s += std::string("trace ") + (code.trace_events ? "1" : "0") + "\n";
   s += "source " + std::to_string(code.source.size()) + "\n" + code.source + "\n";
+  if (!code.imports.empty()) {
+    s += "imports " + std::to_string(code.imports.size()) + "\n";
+    for (const auto& [path, text] : code.imports) {
+      s += std::to_string(path.size()) + " " + path + "\n" + std::to_string(text.size()) + "\n" + text + "\n";
+    }
+  }
   return s;
 }
 
@@ -81,6 +87,19 @@ bool read_host_code(std::span<const std::byte> bytes, HostCode* out, std::string
   out->trace_events = trace == 1;
   if (!r.literal("source ") || !r.number(&n) || !r.literal("\n") || !r.bytes(n, &out->source) || !r.literal("\n")) {
     return false;
+  }
+  out->imports.clear();
+  if (r.text.substr(r.at, 8) == "imports ") {
+    if (!r.literal("imports ") || !r.number(&count) || !r.literal("\n")) return false;
+    if (count > 4096) return r.fail("too many imports (" + std::to_string(count) + ")");
+    for (std::size_t i = 0; i < count; ++i) {
+      std::string path, text;
+      if (!r.number(&n) || !r.literal(" ") || !r.bytes(n, &path) || !r.literal("\n") || !r.number(&n) ||
+          !r.literal("\n") || !r.bytes(n, &text) || !r.literal("\n")) {
+        return false;
+      }
+      out->imports.emplace_back(std::move(path), std::move(text));
+    }
   }
   // A trailing NUL (the loader's terminator) is allowed; anything else is not.
   while (r.at < r.text.size() && r.text[r.at] == '\0') ++r.at;

@@ -7,6 +7,7 @@
 //   defines <count>\n (<name bytes> <name> <value>\n)*
 //   trace <0|1>\n
 //   source <bytes>\n<source>\n
+//   [imports <count>\n (<path bytes> <path>\n<text bytes>\n<text>\n)*]   the imported files
 //
 // The loader compiles the source again, in-process, to TIR (keeping the positions its
 // checks report) and interprets it; nothing is built at run time.
@@ -18,6 +19,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace irisc {
 
@@ -28,6 +31,8 @@ struct HostCode {
   std::map<std::string, std::int64_t> defines;
   bool trace_events = false;
   std::string source;
+  // The files the source imported: (the path its import wrote, the file's text).
+  std::vector<std::pair<std::string, std::string>> imports;
 };
 
 // Whether `bytes` start with the magic line.

@@ -61,6 +61,7 @@ Diagnostic& Diagnostics::emit(DiagnosticKind kind, SourceRange range, std::initi
   Diagnostic& d = emit_unlocated(kind, args);
   d.located = source_ != nullptr;
   d.range = range;
+  for (auto c = context_.rbegin(); c != context_.rend(); ++c) d.notes.push_back(*c);
   return d;
 }
 
@@ -96,7 +97,7 @@ std::string Diagnostics::render_one(const Diagnostic& d, bool color) const {
   auto snippet = [&](SourceRange r) {
     if (!source_) return;
     const LineCol lc = source_->line_col(r.begin);
-    const std::string_view line = source_->line_text(lc.line);
+    const std::string_view line = source_->line_text_at(r.begin, lc.line);
     out += "    ";
     out += line;
     out += "\n    ";
@@ -113,7 +114,7 @@ std::string Diagnostics::render_one(const Diagnostic& d, bool color) const {
   auto location = [&](SourceRange r, bool located) {
     if (source_ && located) {
       const LineCol lc = source_->line_col(r.begin);
-      return source_->name() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": ";
+      return source_->name_of(r.begin) + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": ";
     }
     return source_ ? source_->name() + ": " : std::string("irisc: ");
   };

@@ -58,6 +58,10 @@ class Diagnostics {
   Diagnostic& emit(DiagnosticKind kind, SourceRange range, std::initializer_list<std::string> args = {});
   Diagnostic& emit_unlocated(DiagnosticKind kind, std::initializer_list<std::string> args = {});
   void note(Diagnostic& d, SourceRange range, std::string message);
+  // While a context is pushed, every located diagnostic gets it as a note, innermost
+  // first ("in function 'f', inlined from this call").
+  void push_context(SourceRange range, std::string message) { context_.push_back({range, std::move(message)}); }
+  void pop_context() { context_.pop_back(); }
 
   bool has_errors() const { return errors_ > 0; }
   int error_count() const { return errors_; }
@@ -75,6 +79,7 @@ class Diagnostics {
  private:
   const SourceBuffer* source_;
   std::vector<Diagnostic> diags_;
+  std::vector<DiagnosticNote> context_;
   int errors_ = 0, warnings_ = 0, max_errors_ = 50;
   bool werror_ = false;
 };

@@ -2,7 +2,8 @@
 #
 # Writes a C++ source defining irisc::compiler_build_id() (declared in
 # compiler/driver/compile.hpp): a SHA-256 over every source of the compiler
-# (compiler/) and of the device headers and templates (templates/), plus the host
+# (compiler/), of the device headers and templates (templates/) and of the standard
+# library (dsl/), plus the host
 # compiler and configuration it was built with. irisc's version string only changes
 # at a release; this changes whenever irisc is rebuilt from different sources, so JIT
 # cache entries written by one build are never read by another.
@@ -12,7 +13,7 @@ if(NOT SOURCE_ROOT OR NOT OUTPUT)
 endif()
 
 file(GLOB_RECURSE files RELATIVE ${SOURCE_ROOT}
-     ${SOURCE_ROOT}/compiler/* ${SOURCE_ROOT}/templates/*)
+     ${SOURCE_ROOT}/compiler/* ${SOURCE_ROOT}/templates/* ${SOURCE_ROOT}/dsl/*)
 list(SORT files)
 # Length prefixes keep the input unambiguous across name/digest boundaries.
 set(input "irisc-build-id-v1|${TOOLCHAIN}")

@@ -8,6 +8,7 @@
 
 #include "compiler/ast/ast.hpp"
 #include "compiler/contract/launch_contract.hpp"
+#include "compiler/driver/imports.hpp"
 #include "compiler/driver/lower.hpp"
 #include "compiler/lex/lexer.hpp"
 #include "compiler/parse/parser.hpp"
@@ -25,6 +26,13 @@ bool parse_define(const std::string& text, std::string* name, std::int64_t* valu
   if (eq == std::string::npos || eq == 0) return false;
   const std::string v = text.substr(eq + 1);
   if (v.empty()) return false;
+  for (int t = 0; t <= static_cast<int>(tir::ScalarType::int_); ++t) {  // a type parameter's: -DT=bf16
+    if (v == ast::scalar_type_name(static_cast<ast::ScalarType>(t))) {
+      *name = text.substr(0, eq);
+      *value = type_define(static_cast<tir::ScalarType>(t));
+      return true;
+    }
+  }
   char* end = nullptr;
   errno = 0;
   const long long x = std::strtoll(v.c_str(), &end, 0);
@@ -80,8 +88,10 @@ SemaOptions sema_options(const CompileOptions& o, const Target& t) {
 
 namespace {
 
-CompileResult compile_impl(const SourceBuffer& source, const CompileOptions& options, tir::Module* keep) {
+CompileResult compile_impl(const SourceBuffer& main, const CompileOptions& options, tir::Module* keep,
+                           SourceBuffer* keep_sources) {
   CompileResult r;
+  SourceBuffer source = main;  // imported files are appended
   Diagnostics diags(&source);
   diags.set_warnings_as_errors(options.warnings_as_errors);
   const Target* target = driver::find_target_or_report(options, diags);
@@ -111,6 +121,11 @@ CompileResult compile_impl(const SourceBuffer& source, const CompileOptions& opt
     finish(r, diags);
     return r;
   }
+  load_imports(module, source, options, diags, &r.imports);
+  if (diags.has_errors()) {
+    finish(r, diags);
+    return r;
+  }
   // -D names must belong to some kernel.
   std::set<std::string> const_names;
   for (const ast::Kernel& k : module.kernels) {
@@ -126,19 +141,21 @@ CompileResult compile_impl(const SourceBuffer& source, const CompileOptions& opt
   }
   driver::lower(tm, source, options, *target, /*passes_for_listing=*/true, diags, r);
   if (keep && r.ok) *keep = std::move(tm);
+  if (keep_sources) *keep_sources = std::move(source);
   return r;
 }
 
 }  // namespace
 
 CompileResult compile(const SourceBuffer& source, const CompileOptions& options) {
-  return compile_impl(source, options, nullptr);
+  return compile_impl(source, options, nullptr, nullptr);
 }
 
-CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module) {
+CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module,
+                             SourceBuffer* sources) {
   CompileOptions o = options;
   o.stop_after = Stage::tir;
-  return compile_impl(source, o, module);
+  return compile_impl(source, o, module, sources);
 }
 
 }  // namespace irisc

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/diagnostics/diagnostics.hpp"
@@ -31,7 +32,12 @@ struct CompileOptions {
   // (Options::trace). Off: no trace code at all.
   bool trace_events = false;
   std::map<std::string, std::int64_t> defines;  // -DNAME=VALUE
-  std::vector<std::string> include_dirs;        // extra -I for the CUDA toolchain
+  // -I: where `import` looks (after the importing file's folder), and extra include
+  // directories for the CUDA toolchain.
+  std::vector<std::string> include_dirs;
+  // Files `import` finds by the exact path it writes, before looking anywhere else
+  // (what a host code object carries).
+  std::map<std::string, std::string> import_files;
   bool warnings_as_errors = false;
   std::string dump_ir_after;                    // pass name or "all"
   bool time_passes = false;
@@ -45,6 +51,8 @@ struct CompileResult {
   // (codegen/host_code.hpp).
   std::vector<std::byte> cubin;
   std::string pass_dumps, pass_timing;
+  // Every file the source imported: (the path its import wrote, its text).
+  std::vector<std::pair<std::string, std::string>> imports;
   std::string toolchain_log;
   std::vector<Diagnostic> diagnostics;
   std::string rendered_diagnostics;  // clang-style text, no colour
@@ -56,7 +64,10 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
 
 // compile() through the pass pipeline, stopping there, with the module itself in
 // `module` when the result is ok: what the host backend interprets.
-CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module);
+// `sources` (optional) gets the source with every imported file appended: what the
+// module's source ranges index.
+CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module,
+                             SourceBuffer* sources = nullptr);
 
 // The same from a TIR listing (tir_print / tir_read format, a .tir file) instead of
 // .iris source: no lex/parse/sema. The text is read and verified (BadTir when it is
@@ -66,8 +77,9 @@ CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& o
 // UnknownDefine warning. Stages before tir are treated as tir.
 CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& options);
 
-// Parses "NAME=VALUE" (VALUE an integer, decimal, hex or octal) into CompileOptions::defines
-// form; false if malformed or out of range.
+// Parses "NAME=VALUE" (VALUE an integer, decimal, hex or octal, or a type name for a type
+// parameter: see sema.hpp's type_define) into CompileOptions::defines form; false if
+// malformed or out of range.
 bool parse_define(const std::string& text, std::string* name, std::int64_t* value);
 
 // Everything about this compiler and its toolchain that a compiled code object

@@ -42,7 +42,8 @@ void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileO
   code.name = source.name();
   code.defines = options.defines;
   code.trace_events = options.trace_events;
-  code.source = std::string(source.text());
+  code.source = std::string(source.file_text(0));
+  code.imports = r.imports;
   const std::string bytes = write_host_code(code);
   r.cubin.resize(bytes.size());
   std::memcpy(r.cubin.data(), bytes.data(), bytes.size());

@@ -44,7 +44,9 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
 
 class Lexer {
  public:
-  Lexer(const SourceBuffer& src, Diagnostics& diags) : src_(src), text_(src.text()), diags_(diags) {}
+  // Lexes one file of `src`: offsets stay those of the whole buffer.
+  Lexer(const SourceBuffer& src, int file, Diagnostics& diags)
+      : src_(src), text_(src.text().substr(0, src.file_range(file).end)), diags_(diags), pos_(src.file_range(file).begin) {}
 
   TokenBuffer run() {
     TokenBuffer out;
@@ -274,6 +276,7 @@ std::string TokenBuffer::dump() const {
   return out;
 }
 
-TokenBuffer lex(const SourceBuffer& source, Diagnostics& diags) { return Lexer(source, diags).run(); }
+TokenBuffer lex(const SourceBuffer& source, Diagnostics& diags) { return Lexer(source, 0, diags).run(); }
+TokenBuffer lex(const SourceBuffer& source, int file, Diagnostics& diags) { return Lexer(source, file, diags).run(); }
 
 }  // namespace irisc

@@ -9,5 +9,7 @@
 namespace irisc {
 
 TokenBuffer lex(const SourceBuffer& source, Diagnostics& diags);
+// The same for file `file` of the buffer (an import).
+TokenBuffer lex(const SourceBuffer& source, int file, Diagnostics& diags);
 
 }  // namespace irisc

@@ -1,12 +1,16 @@
 // The .iris parser (see parser.hpp). Grammar (docs/language.md has the full EBNF):
-//   file      = { kernel } ;
+//   file      = { import | kernel | fn } ;
+//   import    = "import" STRING ";" ;
 //   kernel    = "kernel" IDENT [ "<" const { "," const } ">" ] "(" [ param { "," param } ] ")" block ;
-//   const     = IDENT ":" type [ "=" expr ] ;
-//   param     = IDENT ":" ( [ "symmetric" ] "tensor" "<" type ">" "[" expr { "," expr } "]" | type ) ;
-//   stmt      = "let" IDENT "=" expr ";" | IDENT assign_op expr ";" | expr ";"
+//   fn        = "fn" IDENT [ "<" const { "," const } ">" ] "(" [ param { "," param } ] ")" block ;
+//   const     = IDENT ":" ( "type" [ "=" type ] | type [ "=" expr ] ) ;
+//   param     = IDENT ":" ( [ "symmetric" ] "tensor" "<" type ">" "[" expr { "," expr } "]"
+//                         | "tile" "<" type ">" [ "[" expr { "," expr } "]" ] | "range" | type ) ;
+//   type      = a type keyword | IDENT (a type parameter) ;
+//   stmt      = "let" IDENT "=" expr ";" | IDENT assign_op expr ";" | expr ";" | "return" [ expr ] ";"
 //             | "for" vars "in" expr [ "persistent" ] block | "if" expr block [ "else" ( block | if ) ]
 //             | "role" IDENT "(" IDENT ":" expr ")" block ;
-//   expr      = precedence climbing over || && (== !=) (< <= > >=) (| ^ &) (+ -) (* / %),
+//   expr      = precedence climbing over || && (== !=) (< <= > >=) (| ^ &) (<< >>) (+ -) (* / %),
 //               unary - !, postfix call/index/"as" type.
 #include "compiler/parse/parser.hpp"
 
@@ -26,10 +30,13 @@ class Parser {
     while (!at(TokenKind::EndOfFile) && !diags_.too_many_errors()) {
       if (at(TokenKind::Kernel)) {
         if (auto k = kernel()) m.kernels.push_back(std::move(*k));
+      } else if (at(TokenKind::Fn)) {
+        if (auto f = kernel()) m.functions.push_back(std::move(*f));
+      } else if (at(TokenKind::Import)) {
+        import_item(m);
       } else {
         error_expected_kernel();
-        // Skip to the next 'kernel' keyword.
-        while (!at(TokenKind::EndOfFile) && !at(TokenKind::Kernel)) advance();
+        recover_to_next_kernel();
       }
     }
     return m;
@@ -42,6 +49,8 @@ class Parser {
     return i < toks_.tokens.size() ? toks_.tokens[i] : toks_.tokens.back();
   }
   bool at(TokenKind k) const { return peek().kind == k; }
+  // The start of a top-level item, where recovery stops.
+  bool at_item() const { return at(TokenKind::Kernel) || at(TokenKind::Fn) || at(TokenKind::Import); }
   const Token& advance() {
     const Token& t = peek();
     if (pos_ + 1 < toks_.tokens.size()) ++pos_;
@@ -118,17 +127,23 @@ class Parser {
   std::optional<TypeRef> type() {
     if (is_type_keyword(peek().kind)) {
       const Token& t = advance();
-      return TypeRef{scalar_type_of(t.kind), t.range};
+      return TypeRef{scalar_type_of(t.kind), t.range, {}};
+    }
+    if (at(TokenKind::Identifier)) {  // a type parameter; sema resolves the name
+      const Token& t = advance();
+      return TypeRef{ScalarType::f32, t.range, std::string(toks_.text(t))};
     }
     report(DiagnosticKind::ExpectedType, "");
     return std::nullopt;
   }
 
+  // A kernel or a function (the same shape); the keyword says which.
   std::optional<Kernel> kernel() {
     Kernel k;
-    const SourceRange start = advance().range;  // 'kernel'
+    const bool is_fn = at(TokenKind::Fn);
+    const SourceRange start = advance().range;  // 'kernel' or 'fn'
     if (!at(TokenKind::Identifier)) {
-      expect(TokenKind::Identifier, "a kernel name");
+      expect(TokenKind::Identifier, is_fn ? "a function name" : "a kernel name");
       recover_to_next_kernel();
       return std::nullopt;
     }
@@ -145,6 +160,17 @@ class Parser {
         c.name = std::string(toks_.text(peek()));
         c.range = advance().range;
         if (!expect(TokenKind::Colon)) break;
+        if (at(TokenKind::Type)) {  // T: type [= f32]
+          c.is_type = true;
+          c.type = TypeRef{ScalarType::f32, advance().range, {}};
+          if (accept(TokenKind::Eq)) {
+            c.default_type = type();
+            if (!c.default_type) break;
+          }
+          c.range = from(c.range);
+          k.consts.push_back(std::move(c));
+          continue;
+        }
         auto t = type();
         if (!t) break;
         c.type = *t;
@@ -167,7 +193,7 @@ class Parser {
     }
     if (!expect(TokenKind::RParen)) recover_until(TokenKind::LBrace);
     if (!at(TokenKind::LBrace)) {
-      expect(TokenKind::LBrace, "'{' to start the kernel body");
+      expect(TokenKind::LBrace, is_fn ? "'{' to start the function body" : "'{' to start the kernel body");
       recover_to_next_kernel();
       return std::nullopt;
     }
@@ -182,10 +208,26 @@ class Parser {
   }
 
   void recover_until(TokenKind a, TokenKind b = TokenKind::EndOfFile) {
-    while (!at(TokenKind::EndOfFile) && !at(a) && !at(b) && !at(TokenKind::Kernel)) advance();
+    while (!at(TokenKind::EndOfFile) && !at(a) && !at(b) && !at_item()) advance();
   }
   void recover_to_next_kernel() {
-    while (!at(TokenKind::EndOfFile) && !at(TokenKind::Kernel)) advance();
+    while (!at(TokenKind::EndOfFile) && !at_item()) advance();
+  }
+
+  // import "path";
+  void import_item(Module& m) {
+    const SourceRange start = advance().range;  // 'import'
+    if (!at(TokenKind::StringLiteral)) {
+      expect(TokenKind::StringLiteral, "a quoted file name, as in import \"ccl/common.iris\"");
+      recover_to_next_kernel();
+      return;
+    }
+    const std::string_view quoted = toks_.text(advance());
+    Import imp;
+    imp.path = std::string(quoted.substr(1, quoted.size() - 2));
+    if (!expect(TokenKind::Semi)) recover_to_next_kernel();
+    imp.range = from(start);
+    m.imports.push_back(std::move(imp));
   }
 
   std::optional<Param> param() {
@@ -198,6 +240,30 @@ class Parser {
     p.range = advance().range;
     if (!expect(TokenKind::Colon)) return std::nullopt;
     p.symmetric = accept(TokenKind::Symmetric);
+    if (!p.symmetric && at(TokenKind::Identifier) && toks_.text(peek()) == "tile" && peek(1).kind == TokenKind::Less) {
+      advance();  // 'tile' (a function parameter)
+      p.is_tile = true;
+      advance();  // '<'
+      auto t = type();
+      if (!t) return std::nullopt;
+      p.type = *t;
+      if (!expect(TokenKind::Greater)) return std::nullopt;
+      if (accept(TokenKind::LBracket)) {
+        do {
+          p.dims.push_back(expr());
+        } while (accept(TokenKind::Comma));
+        if (!expect(TokenKind::RBracket)) return std::nullopt;
+      }
+      p.range = from(p.range);
+      return p;
+    }
+    if (!p.symmetric && at(TokenKind::Identifier) && toks_.text(peek()) == "range") {
+      advance();  // 'range' (a function parameter)
+      p.is_range = true;
+      p.type = TypeRef{ScalarType::int_, p.range, {}};
+      p.range = from(p.range);
+      return p;
+    }
     if (p.symmetric || at(TokenKind::Tensor)) {
       if (!expect(TokenKind::Tensor)) return std::nullopt;
       p.is_tensor = true;
@@ -230,7 +296,7 @@ class Parser {
       return out;
     }
     while (!bail_ && !at(TokenKind::RBrace) && !at(TokenKind::EndOfFile) && !diags_.too_many_errors()) {
-      if (at(TokenKind::Kernel)) break;  // a missing '}' before the next kernel
+      if (at(TokenKind::Kernel) || at(TokenKind::Fn) || at(TokenKind::Import)) break;  // a missing '}' before the next item
       const std::size_t before = pos_;
       if (StmtPtr s = statement()) out.push_back(std::move(s));
       if (pos_ == before) advance();  // always make progress
@@ -276,6 +342,14 @@ class Parser {
           return nullptr;
         }
         s->value = expr();
+        if (!expect(TokenKind::Semi)) recover_statement();
+        s->range = from(start);
+        return s;
+      }
+      case TokenKind::Return: {
+        advance();
+        auto s = make(StmtKind::Return, start);
+        if (!at(TokenKind::Semi)) s->value = expr();
         if (!expect(TokenKind::Semi)) recover_statement();
         s->range = from(start);
         return s;
@@ -428,11 +502,13 @@ class Parser {
       case TokenKind::Pipe: return 5;
       case TokenKind::Caret: return 6;
       case TokenKind::Amp: return 7;
+      case TokenKind::Shl:
+      case TokenKind::Shr: return 8;
       case TokenKind::Plus:
-      case TokenKind::Minus: return 8;
+      case TokenKind::Minus: return 9;
       case TokenKind::Star:
       case TokenKind::Slash:
-      case TokenKind::Percent: return 9;
+      case TokenKind::Percent: return 10;
       default: return -1;
     }
   }
@@ -519,7 +595,8 @@ class Parser {
         c->args.push_back(std::move(e));
         c->type_arg = type();
         if (!c->type_arg) {
-          if (at(TokenKind::Identifier)) advance();  // the would-be type name
+          // The would-be type name.
+          if (at(TokenKind::Identifier) || at(TokenKind::IntLiteral) || at(TokenKind::FloatLiteral)) advance();
           c->type_arg = TypeRef{};
         }
         c->range = from(c->range);
@@ -586,11 +663,12 @@ class Parser {
     const Token& t = advance();
     std::string name(toks_.text(t));
     std::optional<TypeRef> type_arg;
-    // name<T>(...): a generic call when '<' is followed by a type keyword and '>'.
-    if (at(TokenKind::Less) && is_type_keyword(peek(1).kind) && peek(2).kind == TokenKind::Greater) {
+    // name<T>(...): a generic call when '<' is followed by a type keyword and '>', or
+    // by a name, '>' and '(' (a type parameter: `zeros<T>(B)`).
+    if (at(TokenKind::Less) && peek(2).kind == TokenKind::Greater &&
+        (is_type_keyword(peek(1).kind) || (peek(1).kind == TokenKind::Identifier && peek(3).kind == TokenKind::LParen))) {
       advance();
-      type_arg = TypeRef{scalar_type_of(peek().kind), peek().range};
-      advance();
+      type_arg = type();
       advance();
       if (!at(TokenKind::LParen)) expect(TokenKind::LParen);
     }

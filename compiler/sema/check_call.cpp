@@ -68,6 +68,7 @@ std::optional<FlagOperands> KernelChecker::flag_operands(const std::string& fn, 
 
 ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
   const std::string& fn = e.name;
+  if (auto f = functions_.find(fn); f != functions_.end()) return inline_call(*f->second, e, as_statement);
   auto want_args = [&](std::size_t n) {
     if (e.args.size() == n) return true;
     diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {fn, std::to_string(n), std::to_string(e.args.size())});
@@ -222,7 +223,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       diags_.emit(DiagnosticKind::ExpectedType, e.range, {"'" + fn + "(' without <type>"});
       return error_value(e.range);
     }
-    const ScalarType t = e.type_arg->type;
+    const ScalarType t = resolve(*e.type_arg);
     const ast::Expr& size_expr = *e.args[is_fill ? 1 : 0];
     const int before = diags_.error_count();
     ValuePtr size_v = expr(size_expr);
@@ -282,13 +283,19 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       bool ok = false;
       for (const char* n : names) ok |= at->kind == ast::ExprKind::Name && at->name == n;
       // Type names are keywords, so `acc: f32` parses as a cast-less type token only
-      // inside `as`; accept the spelled-out name here.
+      // inside `as`; accept the spelled-out name here, or a type parameter.
+      const Entity* tp = at->kind == ast::ExprKind::Name ? lookup(at->name) : nullptr;
+      if (tp && tp->kind == EntityKind::Type && is_float(tp->type)) {
+        ok = true;
+        acc = tp->type;
+      } else if (ok) {
+        acc = at->name == "f32" ? ScalarType::f32 : at->name == "f16" ? ScalarType::f16 : ScalarType::bf16;
+      }
       if (!ok) {
         diags_.emit(DiagnosticKind::BadNamedValue, at->range,
                     {std::string(diags_.source()->slice(at->range)), "accumulator type", "f32"});
         return error_value(e.range);
       }
-      acc = at->name == "f32" ? ScalarType::f32 : at->name == "f16" ? ScalarType::f16 : ScalarType::bf16;
     }
     if (a->rows * cols > 32768) {
       diags_.emit(DiagnosticKind::TileSizeInvalid, e.range,

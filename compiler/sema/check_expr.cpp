@@ -51,6 +51,8 @@ std::optional<BinOp> binop_of(TokenKind k) {
     case TokenKind::Amp: return BinOp::band;
     case TokenKind::Pipe: return BinOp::bor;
     case TokenKind::Caret: return BinOp::bxor;
+    case TokenKind::Shl: return BinOp::shl;
+    case TokenKind::Shr: return BinOp::shr;
     default: return std::nullopt;
   }
 }
@@ -58,7 +60,9 @@ std::optional<BinOp> binop_of(TokenKind k) {
 bool is_compare(BinOp o) {
   return o == BinOp::eq || o == BinOp::ne || o == BinOp::lt || o == BinOp::le || o == BinOp::gt || o == BinOp::ge;
 }
-bool is_int_only(BinOp o) { return o == BinOp::rem || o == BinOp::band || o == BinOp::bor || o == BinOp::bxor; }
+bool is_int_only(BinOp o) {
+  return o == BinOp::rem || o == BinOp::band || o == BinOp::bor || o == BinOp::bxor || o == BinOp::shl || o == BinOp::shr;
+}
 
 // Folds a binary op on two int constants; false on overflow or division by zero.
 bool fold(BinOp op, std::int64_t a, std::int64_t b, std::int64_t* out, bool* div0) {
@@ -85,6 +89,14 @@ bool fold(BinOp op, std::int64_t a, std::int64_t b, std::int64_t* out, bool* div
     case BinOp::band: *out = a & b; return true;
     case BinOp::bor: *out = a | b; return true;
     case BinOp::bxor: *out = a ^ b; return true;
+    case BinOp::shl:  // folded only where nothing is shifted out: 1 << 62, not 1 << 64
+      if (b < 0 || b > 63) return false;
+      *out = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << b);
+      return (*out >> b) == a;
+    case BinOp::shr:
+      if (b < 0) return false;
+      *out = b > 63 ? (a < 0 ? -1 : 0) : a >> b;
+      return true;
     case BinOp::min: *out = a < b ? a : b; return true;
     case BinOp::max: *out = a > b ? a : b; return true;
     default: return false;
@@ -92,6 +104,14 @@ bool fold(BinOp op, std::int64_t a, std::int64_t b, std::int64_t* out, bool* div
 }
 
 }  // namespace
+
+ScalarType KernelChecker::resolve(const ast::TypeRef& t) {
+  if (t.name.empty()) return t.type;
+  const Entity* e = lookup(t.name);
+  if (e && e->kind == EntityKind::Type) return e->type;
+  diags_.emit(DiagnosticKind::UnknownType, t.range, {t.name});
+  return ScalarType::f32;
+}
 
 const Entity* KernelChecker::lookup(const std::string& name) const {
   for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
@@ -187,6 +207,15 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
           }
           auto v = make(ValueKind::ParamRef, Type::scalar(p.elem), e.range);
           v->param = ent->index;
+          return v;
+        }
+        case EntityKind::Type:
+          diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"type '" + e.name + "'", "a value", ""});
+          return error_value(e.range);
+        case EntityKind::Value: {
+          // A copy of the top node: checking may rewrite a literal it is handed.
+          auto v = std::make_shared<Value>(*ent->bound);
+          v->range = e.range;
           return v;
         }
         case EntityKind::Var: {
@@ -320,7 +349,7 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     case ExprKind::Cast: {
       ValuePtr a = expr(*e.args[0]);
       if (a->error) return a;
-      const ScalarType to = e.type_arg->type;
+      const ScalarType to = resolve(*e.type_arg);
       if (a->type.kind != TypeKind::Scalar && a->type.kind != TypeKind::Tile) {
         diags_.emit(DiagnosticKind::BadCast, e.range, {type_name(a->type), ast::scalar_type_name(to)});
         return error_value(e.range);

@@ -28,6 +28,13 @@ void KernelChecker::block(const std::vector<ast::StmtPtr>& body, std::vector<Stm
 
 void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top_level) {
   using ast::StmtKind;
+  // Functions called inside this statement's expressions put their statements before it.
+  struct Into {
+    std::vector<StmtPtr>*& slot;
+    std::vector<StmtPtr>* saved;
+    ~Into() { slot = saved; }
+  } into{stmts_, stmts_};
+  stmts_ = &out;
   switch (s.kind) {
     case StmtKind::Let: {
       ValuePtr v = expr(*s.value);
@@ -107,6 +114,11 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
     }
     case StmtKind::Role: {
       diags_.emit(DiagnosticKind::RoleOutsideKernelBody, s.range);
+      return;
+    }
+    case StmtKind::Return: {
+      // A function's final return is taken by inline_call; any other is misplaced.
+      diags_.emit(inlining_.empty() ? DiagnosticKind::ReturnOutsideFunction : DiagnosticKind::ReturnNotLast, s.range);
       return;
     }
     case StmtKind::For: break;

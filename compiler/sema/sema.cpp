@@ -134,12 +134,35 @@ void KernelChecker::run() {
   push();
   // Compile-time parameters: -D overrides, else the default.
   for (const ast::ConstParam& c : k_.consts) {
-    if (!is_integer(c.type.type)) {
-      diags_.emit(DiagnosticKind::TypeMismatch, c.type.range, {ast::scalar_type_name(c.type.type), "int", " (compile-time parameters are integers)"});
+    const auto d = opts_.defines.find(c.name);
+    if (c.is_type) {
+      Entity e{EntityKind::Type, -1, 0, Builtin::rank, c.range};
+      if (d != opts_.defines.end()) {
+        auto t = defined_type(d->second);
+        if (!t) {
+          diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "a type parameter", "a type name, as in -D" + c.name + "=bf16"});
+          continue;
+        }
+        e.type = *t;
+      } else if (!c.default_type) {
+        diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=<type>; it"});
+        continue;
+      } else {
+        e.type = resolve(*c.default_type);
+      }
+      declare(c.name, e);
+      continue;
+    }
+    if (!is_integer(resolve(c.type))) {
+      diags_.emit(DiagnosticKind::TypeMismatch, c.type.range, {c.type.spelling(), "int", " (compile-time parameters are integers or types)"});
       continue;
     }
     std::int64_t value = 0;
-    if (auto d = opts_.defines.find(c.name); d != opts_.defines.end()) {
+    if (d != opts_.defines.end()) {
+      if (defined_type(d->second)) {
+        diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "an integer parameter", "an integer"});
+        continue;
+      }
       value = d->second;
       if (c.default_value) const_int(*c.default_value, "the default of '" + c.name + "'");
     } else if (!c.default_value) {
@@ -171,7 +194,11 @@ void KernelChecker::run() {
     tp.range = p.range;
     tp.is_tensor = p.is_tensor;
     tp.symmetric = p.symmetric;
-    tp.elem = p.type.type;
+    if (p.is_tile || p.is_range) {
+      diags_.emit(DiagnosticKind::ParamKindNotForKernel, p.range, {p.name, p.is_tile ? "a tile" : "a range"});
+      continue;
+    }
+    tp.elem = resolve(p.type);
     if (p.is_tensor) {
       for (const ast::ExprPtr& d : p.dims) {
         std::vector<const ast::Expr*> names;
@@ -198,7 +225,7 @@ void KernelChecker::run() {
           tp.dims.push_back(v);
         }
       }
-    } else if (p.type.type == ScalarType::int_) {
+    } else if (tp.elem == ScalarType::int_) {
       tp.elem = ScalarType::i64;
     }
     const int index = static_cast<int>(out_.params.size());
@@ -305,8 +332,43 @@ void KernelChecker::roles_fit(const std::vector<const ast::Stmt*>& roles) {
 
 }  // namespace sema
 
+std::optional<tir::ScalarType> defined_type(std::int64_t define_value) {
+  const std::int64_t code = define_value - kTypeDefineBase;
+  if (code < 0 || code > static_cast<std::int64_t>(tir::ScalarType::int_)) return std::nullopt;
+  return static_cast<tir::ScalarType>(code);
+}
+
+namespace {
+
+// Names a function cannot take: the built-in functions and iterators.
+bool builtin_function(const std::string& name) {
+  static const char* names[] = {"load", "store", "put", "get", "signal", "wait", "fill", "zeros", "ones",
+                                "index", "start", "extent", "sum", "max", "min", "matmul", "abs", "sqrt",
+                                "exp", "log", "atomic_add", "atomic_sub", "atomic_and", "atomic_or",
+                                "atomic_xor", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas",
+                                "blocks", "tiles", "range", "ranks", "peers"};
+  for (const char* n : names) {
+    if (name == n) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 tir::Module check(const ast::Module& module, const SemaOptions& options, Diagnostics& diags) {
   tir::Module out;
+  sema::FunctionTable functions;
+  for (const ast::Kernel& f : module.functions) {
+    if (builtin_function(f.name)) {
+      diags.emit(DiagnosticKind::ReservedName, f.name_range, {f.name});
+      continue;
+    }
+    auto [it, fresh] = functions.emplace(f.name, &f);
+    if (!fresh) {
+      Diagnostic& d = diags.emit(DiagnosticKind::DuplicateFunction, f.name_range, {f.name});
+      diags.note(d, it->second->name_range, "first defined here");
+    }
+  }
   std::map<std::string, SourceRange> seen;
   for (const ast::Kernel& k : module.kernels) {
     if (auto prev = seen.find(k.name); prev != seen.end()) {
@@ -316,7 +378,7 @@ tir::Module check(const ast::Module& module, const SemaOptions& options, Diagnos
     }
     seen.emplace(k.name, k.name_range);
     out.kernels.emplace_back();
-    sema::KernelChecker(k, options, diags, out.kernels.back()).run();
+    sema::KernelChecker(k, options, functions, diags, out.kernels.back()).run();
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "compiler/ast/ast.hpp"
@@ -24,5 +25,13 @@ struct SemaOptions {
 };
 
 tir::Module check(const ast::Module& module, const SemaOptions& options, Diagnostics& diags);
+
+// -D values of type parameters: `-DT=bf16` defines T as kTypeDefineBase + the type's
+// number, so integer and type defines travel in one map (CLI, JIT options, cache keys,
+// host code objects). No integer a user writes comes near it.
+inline constexpr std::int64_t kTypeDefineBase = 0x7479'7065'0000'0000;  // "type"
+inline std::int64_t type_define(tir::ScalarType t) { return kTypeDefineBase + static_cast<std::int64_t>(t); }
+// The type a define names, or nullopt for an integer define.
+std::optional<tir::ScalarType> defined_type(std::int64_t define_value);
 
 }  // namespace irisc

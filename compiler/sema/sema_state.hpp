@@ -11,7 +11,9 @@
 
 namespace irisc::sema {
 
-enum class EntityKind { Const, Param, Size, Var, Builtin };
+// What a name stands for. Type: a type parameter (`type`). Value: a function's
+// parameter or extent bound to the caller's value (`value`), read where it is named.
+enum class EntityKind { Const, Param, Size, Var, Builtin, Type, Value };
 
 struct Entity {
   EntityKind kind;
@@ -19,7 +21,12 @@ struct Entity {
   std::int64_t value = 0;  // Const
   tir::Builtin builtin = tir::Builtin::rank;
   SourceRange range;
+  tir::ScalarType type = tir::ScalarType::f32;  // Type
+  tir::ValuePtr bound;                          // Value
 };
+
+// The functions a module can call, by name (its own and its imports').
+using FunctionTable = std::map<std::string, const ast::Kernel*>;
 
 // The flag of a signal or wait: one element of a 4- or 8-byte integer tensor, and the
 // scalar compared with or written to it, converted to the flag's type.
@@ -30,8 +37,9 @@ struct FlagOperands {
 
 class KernelChecker {
  public:
-  KernelChecker(const ast::Kernel& k, const SemaOptions& opts, Diagnostics& diags, tir::Kernel& out)
-      : k_(k), opts_(opts), diags_(diags), out_(out) {}
+  KernelChecker(const ast::Kernel& k, const SemaOptions& opts, const FunctionTable& functions, Diagnostics& diags,
+                tir::Kernel& out)
+      : k_(k), opts_(opts), functions_(functions), diags_(diags), out_(out) {}
 
   void run();
   // Roles wait on each other, so all their programs must be resident at once: reports
@@ -61,6 +69,15 @@ class KernelChecker {
   tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
   std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,
                                                    const ast::Expr& value_expr);
+
+  // A type as written: a keyword, or a type parameter in scope (else UnknownType, f32).
+  tir::ScalarType resolve(const ast::TypeRef& t);
+
+  // ---- functions (check_fn.cpp) ---------------------------------------------------------
+  // Inlines a call of `fn`: binds its parameters to the arguments, checks its body into
+  // the statement list being built, and returns the value of its final `return` (null
+  // when it has none).
+  tir::ValuePtr inline_call(const ast::Kernel& fn, const ast::Expr& call, bool as_statement);
 
   // ---- statements (check_stmt.cpp) ----------------------------------------------------
   void block(const std::vector<ast::StmtPtr>& body, std::vector<tir::StmtPtr>& out, bool top_level);
@@ -94,7 +111,13 @@ class KernelChecker {
 
   const ast::Kernel& k_;
   const SemaOptions& opts_;
+  const FunctionTable& functions_;
   Diagnostics& diags_;
+  // The statement list being built: where a function called inside an expression puts
+  // its statements (null where no statement can run, as in a tensor's extent).
+  std::vector<tir::StmtPtr>* stmts_ = nullptr;
+  // The functions being inlined, outermost first (a call of one of them is recursion).
+  std::vector<const ast::Kernel*> inlining_;
   tir::Kernel& out_;
   std::vector<std::map<std::string, Entity>> scopes_;
   int loop_depth_ = 0;

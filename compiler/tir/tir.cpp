@@ -62,7 +62,7 @@ const char* name(Builtin b) {
 }
 const char* name(BinOp o) {
   static const char* n[] = {"add", "sub", "mul", "div", "rem", "eq", "ne", "lt", "le",
-                            "gt", "ge", "and", "or", "band", "bor", "bxor", "min", "max"};
+                            "gt", "ge", "and", "or", "band", "bor", "bxor", "min", "max", "shl", "shr"};
   return n[static_cast<int>(o)];
 }
 const char* name(UnOp o) {

@@ -66,7 +66,7 @@ const char* name(ReduceOp o);
 enum class Builtin : std::uint8_t { rank, world, sms, program, programs, resident };
 const char* name(Builtin b);
 
-enum class BinOp : std::uint8_t { add, sub, mul, div, rem, eq, ne, lt, le, gt, ge, land, lor, band, bor, bxor, min, max };
+enum class BinOp : std::uint8_t { add, sub, mul, div, rem, eq, ne, lt, le, gt, ge, land, lor, band, bor, bxor, min, max, shl, shr };
 enum class UnOp : std::uint8_t { neg, lnot, abs, sqrt, exp, log };
 const char* name(BinOp o);
 const char* name(UnOp o);

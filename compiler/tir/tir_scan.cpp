@@ -42,7 +42,7 @@ constexpr int count(BinOp e) {
   switch (e) { case BinOp::add: case BinOp::sub: case BinOp::mul: case BinOp::div: case BinOp::rem: case BinOp::eq:
                case BinOp::ne: case BinOp::lt: case BinOp::le: case BinOp::gt: case BinOp::ge: case BinOp::land:
                case BinOp::lor: case BinOp::band: case BinOp::bor: case BinOp::bxor: case BinOp::min:
-               case BinOp::max: return 18; }
+               case BinOp::max: case BinOp::shl: case BinOp::shr: return 20; }
   return 0;
 }
 constexpr int count(UnOp e) {

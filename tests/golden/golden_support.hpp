@@ -185,14 +185,15 @@ inline bool apply_args(const std::vector<std::string>& args, irisc::CompileOptio
         *err = "ARGS: bad -D '" + a + "' (a CLI-level BadDefine; test it in Cli)";
         return false;
       }
-      char* end = nullptr;
-      errno = 0;
-      const long long v = std::strtoll(body.c_str() + eq + 1, &end, 0);
-      if (*end || errno) {
+      std::string name;
+      std::int64_t v = 0;
+      if (!irisc::parse_define(body, &name, &v)) {
         *err = "ARGS: bad -D value in '" + a + "'";
         return false;
       }
-      o.defines[body.substr(0, eq)] = v;
+      o.defines[name] = v;
+    } else if (starts_with(a, "-I")) {  // relative to tests/golden
+      o.include_dirs.push_back((kGoldenDir / a.substr(2)).string());
     } else if (starts_with(a, "--target=")) {
       o.target = a.substr(9);
     } else if (a == "-Werror" || a == "--Werror" || a == "-W") {
@@ -210,7 +211,7 @@ inline bool apply_args(const std::vector<std::string>& args, irisc::CompileOptio
     } else if (a.size() == 3 && starts_with(a, "-O") && a[2] >= '0' && a[2] <= '3') {
       o.opt_level = a[2] - '0';
     } else {
-      *err = "ARGS: unsupported argument '" + a + "' (supported: -DNAME=VALUE, --target=, -Werror, --emit=, --run-pass=, --trace-events, -O0..3)";
+      *err = "ARGS: unsupported argument '" + a + "' (supported: -DNAME=VALUE, -Idir, --target=, -Werror, --emit=, --run-pass=, --trace-events, -O0..3)";
       return false;
     }
   }

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     std::string name;
     std::int64_t value = 0;
     if (!irisc::parse_define(d, &name, &value)) {
-      std::fprintf(stderr, "irisc: error: bad -D definition '%s': expected NAME=VALUE with an integer VALUE [BadDefine]\n",
+      std::fprintf(stderr, "irisc: error: bad -D definition '%s': expected NAME=VALUE with an integer or a type name as VALUE [BadDefine]\n",
                    d.c_str());
       return 2;
     }

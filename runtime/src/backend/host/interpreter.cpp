@@ -204,7 +204,7 @@ class Program {
       std::string stmt(src.slice(r));
       stmt = stmt.substr(0, stmt.find('\n'));
       if (stmt.size() > 60) stmt = stmt.substr(0, 57) + "...";
-      text += " at " + src.name() + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + stmt;
+      text += " at " + src.name_of(r.begin) + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + stmt;
     }
     return text;
   }
@@ -359,7 +359,9 @@ class Program {
         case B::max: r.f = x > y ? x : y; break;
         case B::band:
         case B::bor:
-        case B::bxor: fail(at.range, "a bitwise operator on floats");
+        case B::bxor:
+        case B::shl:
+        case B::shr: fail(at.range, "a bitwise operator on floats");
       }
       return r;
     }
@@ -394,6 +396,15 @@ class Program {
       case B::bxor: r.i = norm(t, a.i ^ b.i); break;
       case B::min: r.i = (u ? ua < ub : a.i < b.i) ? a.i : b.i; break;
       case B::max: r.i = (u ? ua > ub : a.i > b.i) ? a.i : b.i; break;
+      case B::shl:
+      case B::shr: {  // as the GPU's shl/shr: by the width or more, 0 or the sign
+        const u64 width = static_cast<u64>(tir::byte_size(t)) * 8;
+        const bool negative = tir::is_signed(t) && a.i < 0;
+        if (ub >= width) r.i = op == B::shr && negative ? -1 : 0;
+        else if (op == B::shl) r.i = norm(t, static_cast<i64>(ua << ub));
+        else r.i = norm(t, tir::is_signed(t) ? a.i >> ub : static_cast<i64>(ua >> ub));
+        break;
+      }
     }
     return r;
   }
@@ -843,7 +854,8 @@ std::unique_ptr<LoadedModule> load(const void* image, const std::string& name) {
   co.target = "host";
   co.defines = code.defines;
   co.trace_events = code.trace_events;
-  irisc::CompileResult r = irisc::compile_to_tir(lp->source, co, &lp->module);
+  co.import_files.insert(code.imports.begin(), code.imports.end());
+  irisc::CompileResult r = irisc::compile_to_tir(lp->source, co, &lp->module, &lp->source);
   if (!r.ok) throw Error("cannot load " + name + ": irisc cannot compile it for the host backend:\n" + r.rendered_diagnostics);
   auto out = std::make_unique<LoadedModule>();
   lp->contract = irisc::launch_contract(lp->module);

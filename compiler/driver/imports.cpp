@@ -1,0 +1,125 @@
+// Import resolution and loading (see imports.hpp).
+#include "compiler/driver/imports.hpp"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "compiler/driver/stdlib.hpp"
+#include "compiler/lex/lexer.hpp"
+#include "compiler/parse/parser.hpp"
+
+namespace irisc {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Found {
+  std::string key;      // what identifies the file: "dsl:ccl/common.iris", a canonical path
+  std::string display;  // its name in diagnostics
+  std::string text;
+  std::string base;     // where its own relative imports start: a folder, or "dsl:<folder>"
+};
+
+class Loader {
+ public:
+  Loader(SourceBuffer& source, const CompileOptions& options, Diagnostics& diags,
+         std::vector<std::pair<std::string, std::string>>* imported)
+      : source_(source), options_(options), diags_(diags), imported_(imported) {}
+
+  void run(ast::Module& module) {
+    const std::string main = source_.name();
+    std::error_code ec;
+    const fs::path dir = fs::path(main).parent_path();
+    const std::string key = fs::exists(main, ec) ? fs::weakly_canonical(main, ec).string() : "main:" + main;
+    loaded_.emplace(key, true);
+    stack_.push_back({key, main});
+    follow(module, dir.empty() ? "." : dir.string(), module);
+  }
+
+ private:
+  void follow(const ast::Module& from, const std::string& base, ast::Module& into) {
+    for (const ast::Import& imp : from.imports) {
+      if (diags_.too_many_errors()) return;
+      std::vector<std::string> looked;
+      std::optional<Found> f = resolve(imp.path, base, &looked);
+      if (!f) {
+        std::string where;
+        for (std::size_t i = 0; i < looked.size(); ++i) where += (i ? ", " : "") + looked[i];
+        diags_.emit(DiagnosticKind::ImportNotFound, imp.range, {imp.path, where});
+        continue;
+      }
+      bool cycle = false;
+      for (std::size_t i = 0; i < stack_.size() && !cycle; ++i) {
+        if (stack_[i].first != f->key) continue;
+        std::string chain;
+        for (std::size_t j = i; j < stack_.size(); ++j) chain += stack_[j].second + " -> ";
+        diags_.emit(DiagnosticKind::ImportCycle, imp.range, {chain + f->display});
+        cycle = true;
+      }
+      if (cycle || loaded_.count(f->key)) continue;
+      loaded_.emplace(f->key, true);
+      if (imported_) imported_->emplace_back(imp.path, f->text);
+      const int file = source_.add_file(f->display, f->text);
+      TokenBuffer toks = lex(source_, file, diags_);
+      ast::Module m = parse(toks, diags_);
+      stack_.push_back({f->key, f->display});
+      follow(m, f->base, into);
+      stack_.pop_back();
+      for (ast::Kernel& fn : m.functions) into.functions.push_back(std::move(fn));
+    }
+  }
+
+  std::optional<Found> resolve(const std::string& path, const std::string& base, std::vector<std::string>* looked) {
+    if (auto v = options_.import_files.find(path); v != options_.import_files.end()) {
+      return Found{"supplied:" + path, path, v->second, "."};
+    }
+    auto on_disk = [&](const fs::path& p) -> std::optional<Found> {
+      looked->push_back(p.parent_path().empty() ? "." : p.parent_path().string());
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) return std::nullopt;
+      std::string why;
+      auto text = SourceBuffer::read_file(p.string(), &why);
+      if (!text) return std::nullopt;
+      const fs::path canon = fs::weakly_canonical(p, ec);
+      return Found{canon.string(), p.lexically_normal().string(), std::move(*text), p.parent_path().string()};
+    };
+    const bool in_stdlib = base.starts_with("dsl:");
+    if (fs::path(path).is_absolute()) return on_disk(path);
+    if (!in_stdlib) {
+      if (auto f = on_disk(fs::path(base) / path)) return f;
+    } else {
+      // Relative to an embedded file: its folder in dsl/ first.
+      const std::string name = (fs::path(base.substr(4)) / path).lexically_normal().string();
+      if (const char* text = stdlib_file(name)) return stdlib(name, text);
+    }
+    for (const std::string& dir : options_.include_dirs) {
+      if (auto f = on_disk(fs::path(dir) / path)) return f;
+    }
+    looked->push_back("the standard library (dsl/)");
+    const std::string name = fs::path(path).lexically_normal().string();
+    if (const char* text = stdlib_file(name)) return stdlib(name, text);
+    return std::nullopt;
+  }
+
+  static Found stdlib(const std::string& name, const char* text) {
+    const std::string dir = fs::path(name).parent_path().string();
+    return Found{"dsl:" + name, "dsl/" + name, text, "dsl:" + dir};
+  }
+
+  SourceBuffer& source_;
+  const CompileOptions& options_;
+  Diagnostics& diags_;
+  std::vector<std::pair<std::string, std::string>>* imported_;
+  std::map<std::string, bool> loaded_;
+  std::vector<std::pair<std::string, std::string>> stack_;  // (key, display) of the files being loaded
+};
+
+}  // namespace
+
+void load_imports(ast::Module& module, SourceBuffer& source, const CompileOptions& options, Diagnostics& diags,
+                  std::vector<std::pair<std::string, std::string>>* imported) {
+  Loader(source, options, diags, imported).run(module);
+}
+
+}  // namespace irisc
