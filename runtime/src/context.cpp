@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -202,6 +203,7 @@ struct Context::Impl {
   std::unique_ptr<HeapAllocator> alloc;
   device::Context dctx{};
   Module runtime;
+  std::map<std::string, std::shared_ptr<void>> attachments;  // Context::attachment
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];
 
   Impl(std::unique_ptr<Bootstrap> b, const Options& opt, std::shared_ptr<Job> j)
@@ -264,6 +266,7 @@ struct Context::Impl {
     } catch (const std::exception&) {
     }
     runtime = Module();
+    attachments.clear();
     if (control) job->remove(control);
     if (job->failed.load() || !quiet) {
       // A peer's kernels may still touch this heap (or this rank's own, if its stream
@@ -428,6 +431,12 @@ static int dtype_index(DType t) {
 
 Context::Context(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Context::~Context() = default;
+
+std::shared_ptr<void> Context::attachment(const std::string& key, const std::function<std::shared_ptr<void>()>& make) {
+  auto it = impl_->attachments.find(key);
+  if (it == impl_->attachments.end()) it = impl_->attachments.emplace(key, make()).first;
+  return it->second;
+}
 
 int Context::rank() const { return impl_->boot->rank(); }
 int Context::world() const { return impl_->boot->world(); }

@@ -95,6 +95,12 @@ Arg Arg::device_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes) {
   return a;
 }
 
+Arg Arg::heap_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes) {
+  Arg a = device_buffer(ptr, dtype, std::move(shape), bytes);
+  a.on_heap_ = true;
+  return a;
+}
+
 Program::Program(Context& ctx, std::span<const std::byte> code, const std::string& name) : ctx_(&ctx) {
   module_ = ctx.load_module(code, name);
   backend::Backend& bk = backend::active();

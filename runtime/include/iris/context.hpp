@@ -94,6 +94,11 @@ class Context {
   void copy_to_host(void* host, const void* device, std::size_t bytes);
   void copy_from_host(void* device, const void* host, std::size_t bytes);
 
+  // Per-context state of a library built on libiris (the collectives keep their programs
+  // and buffers here): made by `make` on the first call with `key`, then returned again;
+  // destroyed with the context, before its heap.
+  std::shared_ptr<void> attachment(const std::string& key, const std::function<std::shared_ptr<void>()>& make);
+
   // --- synchronization and collectives -----------------------------------------------
   void synchronize();                 // waits for this rank's stream
   // Waits for this rank's stream, then for every rank to get here (host barrier).

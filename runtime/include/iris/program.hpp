@@ -40,6 +40,9 @@ class Arg {
   // A device buffer that is not on the heap (local tensor parameters only), of `bytes`
   // bytes (a launch checks that the shape fits in them; SIZE_MAX: not checked).
   static Arg device_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes = SIZE_MAX);
+  // Memory on the symmetric heap seen as a tensor of `shape` (a reshape, or part of a
+  // larger allocation): accepted where a symmetric tensor is required.
+  static Arg heap_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes);
 
   bool is_tensor() const { return tensor_; }
   DType dtype() const { return dtype_; }

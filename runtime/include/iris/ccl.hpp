@@ -1,0 +1,88 @@
+// Collectives on the symmetric heap, written in .iris (dsl/ccl/) and compiled through the
+// JIT on first use (one compile shared by every rank of the process, then the on-disk
+// cache). Every rank calls the same collectives in the same order, with tensors of the
+// same sizes. Any world size and element count; called again and again without a
+// reset; no host synchronization inside a call, so calls can be captured in a CUDA
+// graph once each collective has run eagerly once (the first call of a collective on
+// a context sets up its flags: a host barrier).
+//
+//   iris::ccl::all_reduce(ctx, x);                  // in place, sum
+//   iris::ccl::all_reduce(ctx, x, y, {.op = iris::ccl::ReduceOp::max});
+//   iris::ccl::all_gather(ctx, x, y);               // y has world * x.numel() elements
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "iris/context.hpp"
+#include "iris/tensor.hpp"
+
+namespace iris::ccl {
+
+enum class ReduceOp { sum, max, min };
+
+// How all_reduce moves data. one_shot: every rank reads every rank's input (fewest
+// steps: small sizes); two_shot: each rank reduces 1/world of the blocks and writes the
+// result to every rank (least traffic: large sizes); atomic: every rank adds its input
+// into every rank's output (sums of 32- and 64-bit types only). automatic picks by size.
+enum class Algorithm { automatic, one_shot, two_shot, atomic };
+
+struct Options {
+  ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter
+  Algorithm algorithm = Algorithm::automatic;  // all_reduce
+  Stream stream = nullptr;                     // default: the rank's stream
+};
+
+const char* name(ReduceOp op);
+const char* name(Algorithm a);
+// The algorithm all_reduce runs for `bytes` bytes at this world size.
+Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op);
+
+namespace detail {
+void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o);
+void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o);
+void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o);
+void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o);
+void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const Options& o);
+void check_sizes(const char* what, std::size_t src, std::size_t dst, std::size_t want_dst);
+}  // namespace detail
+
+// dst = src combined over every rank; src and dst have the same size (may be one tensor).
+template <class T>
+void all_reduce(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
+  detail::check_sizes("all_reduce", src.numel(), dst.numel(), src.numel());
+  detail::all_reduce(ctx, dtype_of_v<T>, src.data(), dst.data(), src.numel(), o);
+}
+template <class T>
+void all_reduce(Context& ctx, Tensor<T>& x, const Options& o = {}) {
+  detail::all_reduce(ctx, dtype_of_v<T>, x.data(), x.data(), x.numel(), o);
+}
+// dst (world * src.numel() elements) gets rank r's src at r * src.numel().
+template <class T>
+void all_gather(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
+  detail::check_sizes("all_gather", src.numel(), dst.numel(), src.numel() * static_cast<std::size_t>(ctx.world()));
+  detail::all_gather(ctx, dtype_of_v<T>, src.data(), dst.data(), src.numel(), o);
+}
+// dst (src.numel() / world elements) gets slice `rank` of src combined over every rank.
+template <class T>
+void reduce_scatter(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
+  detail::check_sizes("reduce_scatter", src.numel(), dst.numel() * static_cast<std::size_t>(ctx.world()), src.numel());
+  detail::reduce_scatter(ctx, dtype_of_v<T>, src.data(), dst.data(), dst.numel(), o);
+}
+// Slice q of rank r's src (world slices of n) becomes slice r of rank q's dst.
+template <class T>
+void all_to_all(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
+  detail::check_sizes("all_to_all", src.numel(), dst.numel(), src.numel());
+  if (src.numel() % static_cast<std::size_t>(ctx.world()) != 0) {
+    throw Error("all_to_all: " + std::to_string(src.numel()) + " elements do not split into " +
+                std::to_string(ctx.world()) + " equal slices");
+  }
+  detail::all_to_all(ctx, dtype_of_v<T>, src.data(), dst.data(), src.numel() / static_cast<std::size_t>(ctx.world()), o);
+}
+// Every rank's x becomes root's x.
+template <class T>
+void broadcast(Context& ctx, Tensor<T>& x, int root, const Options& o = {}) {
+  detail::broadcast(ctx, dtype_of_v<T>, x.data(), x.numel(), root, o);
+}
+
+}  // namespace iris::ccl

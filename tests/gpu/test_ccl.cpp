@@ -1,0 +1,192 @@
+// The collectives of iris/ccl.hpp (dsl/ccl/) against a host reference: every algorithm,
+// element type and reduction, in place and not, ragged and one-element counts, many
+// calls back to back without a reset, and (CUDA) replays of a captured graph. Inputs are
+// small integers, exact in every type, so results compare exactly.
+#include <string>
+
+#include "gpu_harness.hpp"
+#include "iris/ccl.hpp"
+#include "iris/timing.hpp"
+
+namespace iris::test {
+namespace {
+
+class Collectives : public GpuTest {};
+
+// Rank r's element i for call `call`: an integer in [-6, 6].
+double input(int r, std::size_t i, int call) { return static_cast<double>((r * 7 + static_cast<int>(i) * 3 + call * 5) % 13 - 6); }
+
+double reduce_ref(ccl::ReduceOp op, int world, std::size_t i, int call) {
+  double acc = input(0, i, call);
+  for (int r = 1; r < world; ++r) {
+    const double v = input(r, i, call);
+    acc = op == ccl::ReduceOp::sum ? acc + v : op == ccl::ReduceOp::max ? std::max(acc, v) : std::min(acc, v);
+  }
+  return acc;
+}
+
+template <class T>
+Tensor<T> filled(Context& ctx, std::size_t n, int call, std::size_t offset = 0) {
+  std::vector<T> h(n);
+  for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<T>(static_cast<float>(input(ctx.rank(), i + offset, call)));
+  auto t = ctx.empty<T>(n);
+  t.copy_from_host(h);
+  return t;
+}
+
+template <class T>
+void fill(Tensor<T>& t, Context& ctx, int call) {
+  std::vector<T> h(t.numel());
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(static_cast<float>(input(ctx.rank(), i, call)));
+  t.copy_from_host(h);
+}
+
+template <class T>
+void expect_equal(const Tensor<T>& t, const std::function<double(std::size_t)>& want, const std::string& what) {
+  const std::vector<T> got = t.to_host();
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = static_cast<double>(static_cast<float>(got[i]));
+    require(g == want(i), what + ": element " + std::to_string(i) + " is " + std::to_string(g) + ", expected " +
+                              std::to_string(want(i)));
+  }
+}
+
+template <class T>
+void all_reduce_case(Context& ctx, ccl::Algorithm algo, ccl::ReduceOp op, std::size_t n, bool in_place) {
+  const std::string what = std::string("all_reduce ") + ccl::name(algo) + " " + ccl::name(op) + " of " +
+                           std::to_string(n) + " " + std::string(dtype_name(dtype_of_v<T>)) + (in_place ? " in place" : "");
+  auto x = filled<T>(ctx, n, 0);
+  auto y = ctx.zeros<T>(n);
+  ccl::Options o{op, algo, nullptr};
+  if (in_place) {
+    ccl::all_reduce(ctx, x, o);
+  } else {
+    ccl::all_reduce(ctx, x, y, o);
+  }
+  ctx.synchronize();
+  expect_equal(in_place ? x : y, [&](std::size_t i) { return reduce_ref(op, ctx.world(), i, 0); }, what);
+  if (!in_place) expect_equal(x, [&](std::size_t i) { return input(ctx.rank(), i, 0); }, what + " (input kept)");
+}
+
+TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::vector<std::size_t> sizes = on_host_backend() ? std::vector<std::size_t>{1, 1000}
+                                                             : std::vector<std::size_t>{1, 1000, 1 << 20, (1 << 20) + 77};
+    for (std::size_t n : sizes) {
+      for (bool in_place : {false, true}) {
+        for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot}) {
+          for (auto op : {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min}) {
+            all_reduce_case<float>(ctx, algo, op, n, in_place);
+            all_reduce_case<bfloat16>(ctx, algo, op, n, in_place);
+            all_reduce_case<half>(ctx, algo, op, n, in_place);
+            all_reduce_case<std::int32_t>(ctx, algo, op, n, in_place);
+          }
+        }
+        all_reduce_case<float>(ctx, ccl::Algorithm::atomic, ccl::ReduceOp::sum, n, in_place);
+        all_reduce_case<std::int32_t>(ctx, ccl::Algorithm::atomic, ccl::ReduceOp::sum, n, in_place);
+        all_reduce_case<float>(ctx, ccl::Algorithm::automatic, ccl::ReduceOp::sum, n, in_place);
+      }
+    }
+    // What the atomic algorithm cannot do is refused before anything runs.
+    auto b = ctx.zeros<bfloat16>(std::size_t{8});
+    bool refused = false;
+    try {
+      ccl::all_reduce(ctx, b, {ccl::ReduceOp::sum, ccl::Algorithm::atomic, nullptr});
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("atomic") != std::string::npos;
+    }
+    require(refused, "an atomic all_reduce of bf16 is refused with a message");
+  });
+}
+
+TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::size_t n = 1000;
+    auto x = ctx.empty<float>(n);
+    auto y = ctx.empty<float>(n);
+    for (int call = 0; call < 100; ++call) {
+      fill(x, ctx, call);
+      const auto algo = call % 3 == 0 ? ccl::Algorithm::one_shot : call % 3 == 1 ? ccl::Algorithm::two_shot
+                                                                               : ccl::Algorithm::atomic;
+      ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});
+      ctx.synchronize();
+      expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
+                   "call " + std::to_string(call) + " (" + ccl::name(algo) + ")");
+    }
+  });
+}
+
+TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world();
+    const auto uw = static_cast<std::size_t>(w);
+    for (std::size_t n : {std::size_t{1}, std::size_t{1001}}) {
+      const std::string at = " of " + std::to_string(n);
+      auto x = filled<float>(ctx, n, 0);
+      auto gathered = ctx.zeros<float>(n * uw);
+      ccl::all_gather(ctx, x, gathered);
+      ctx.synchronize();
+      expect_equal(gathered, [&](std::size_t i) { return input(static_cast<int>(i / n), i % n, 0); }, "all_gather" + at);
+
+      // reduce_scatter: slice r of the sum of every rank's [world * n] input.
+      auto big = filled<bfloat16>(ctx, n * uw, 1);
+      auto mine = ctx.zeros<bfloat16>(n);
+      ccl::reduce_scatter(ctx, big, mine);
+      ctx.synchronize();
+      expect_equal(mine, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, 1); },
+                   "reduce_scatter" + at);
+
+      // all_to_all: slice q of rank r's input is slice r of rank q's output.
+      auto src = filled<std::int32_t>(ctx, n * uw, 2);
+      auto dst = ctx.zeros<std::int32_t>(n * uw);
+      ccl::all_to_all(ctx, src, dst);
+      ctx.synchronize();
+      expect_equal(dst, [&](std::size_t i) {
+        return input(static_cast<int>(i / n), static_cast<std::size_t>(ctx.rank()) * n + i % n, 2);
+      }, "all_to_all" + at);
+
+      auto b = filled<half>(ctx, n, 3);
+      ccl::broadcast(ctx, b, w - 1);
+      ctx.synchronize();
+      expect_equal(b, [&](std::size_t i) { return input(w - 1, i, 3); }, "broadcast" + at);
+    }
+    bool refused = false;
+    try {
+      auto x = ctx.zeros<float>(std::size_t{4});
+      auto y = ctx.zeros<float>(std::size_t{5});
+      ccl::all_gather(ctx, x, y);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("all_gather: the output has 5 elements") != std::string::npos;
+    }
+    require(refused, "an all_gather into the wrong size is refused with a message");
+  });
+}
+
+TEST_P(Collectives, GraphReplaysWithoutAReset) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::size_t n = 4099;
+    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot}) {
+      auto x = ctx.empty<bfloat16>(n);
+      auto y = ctx.empty<bfloat16>(n);
+      fill(x, ctx, 0);
+      ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});  // the eager first call sets up
+      ctx.synchronize();
+      Graph g(ctx.stream(), [&] { ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr}); });
+      for (int call = 1; call <= 20; ++call) {
+        fill(x, ctx, call);
+        ctx.barrier();  // every rank's input is in place before any rank's replay reads it
+        g.launch(ctx.stream());
+        ctx.synchronize();
+        expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
+                     std::string("graph replay ") + std::to_string(call) + " (" + ccl::name(algo) + ")");
+        ctx.barrier();  // no rank refills its input while a peer's replay may still read it
+      }
+    }
+  });
+}
+
+IRIS_GPU_SUITE(Collectives);
+
+}  // namespace
+}  // namespace iris::test
