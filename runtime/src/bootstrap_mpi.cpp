@@ -6,6 +6,9 @@
 // they are at the same call (else all of them throw the same mismatch error), and the
 // ranks still missing at the deadline are named. The payload then moves by a
 // nonblocking MPI collective. Waits poll with a short backoff, so a deadline holds.
+//
+// MPI itself is OpenMPI reached through dlopen (mpi_library.hpp), loaded only here:
+// libiris links no libmpi, and a threads-only program never loads it.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -18,7 +21,7 @@
 #include "iris/error.hpp"
 
 #if IRIS_WITH_MPI
-#include <mpi.h>
+#include "mpi_library.hpp"
 #endif
 
 namespace iris {
@@ -39,7 +42,7 @@ void mpi_check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
-  MPI_Error_string(rc, text, &len);
+  mpi::api().MPI_Error_string(rc, text, &len);
   throw Error(std::string(what) + " failed: " + std::string(text, static_cast<size_t>(len)));
 }
 
@@ -61,30 +64,30 @@ constexpr int kHeaderTag = 0x1715;
 class MpiBootstrap final : public Bootstrap {
  public:
   explicit MpiBootstrap(double timeout) : timeout_(timeout) {
-    mpi_check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(MPI_COMM_WORLD, &world_), "MPI_Comm_size");
+    mpi_check(mpi_.MPI_Comm_rank(mpi_.comm_world, &rank_), "MPI_Comm_rank");
+    mpi_check(mpi_.MPI_Comm_size(mpi_.comm_world, &world_), "MPI_Comm_size");
     MPI_Comm local;
-    mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+    mpi_check(mpi_.MPI_Comm_split_type(mpi_.comm_world, MPI_COMM_TYPE_SHARED, rank_, mpi_.info_null, &local),
               "MPI_Comm_split_type");
     int local_size = 0;
-    mpi_check(MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
-    mpi_check(MPI_Comm_size(local, &local_size), "MPI_Comm_size");
-    MPI_Comm_free(&local);
+    mpi_check(mpi_.MPI_Comm_rank(local, &local_rank_), "MPI_Comm_rank");
+    mpi_check(mpi_.MPI_Comm_size(local, &local_size), "MPI_Comm_size");
+    mpi_.MPI_Comm_free(&local);
     if (local_size != world_) {
       // Every rank sees the same split, so every rank throws this (none waits on another).
       int leaders = 0, leader = local_rank_ == 0 ? 1 : 0;
-      mpi_check(MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
+      mpi_check(mpi_.MPI_Allreduce(&leader, &leaders, 1, mpi_.int_type, mpi_.op_sum, mpi_.comm_world), "MPI_Allreduce");
       throw Error("mpirun placed the " + std::to_string(world_) + " ranks on " + std::to_string(leaders) +
                   " nodes (" + std::to_string(local_size) + " on this one); libiris's symmetric heap needs every "
                   "rank on one node, where the GPUs can map each other's memory: start all ranks on one node");
     }
     // libiris's messages never match the application's.
-    mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    mpi_check(mpi_.MPI_Comm_dup(mpi_.comm_world, &comm_), "MPI_Comm_dup");
   }
   ~MpiBootstrap() override {
     int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized) MPI_Comm_free(&comm_);
+    mpi_.MPI_Finalized(&finalized);
+    if (!finalized) mpi_.MPI_Comm_free(&comm_);
   }
   int rank() const override { return rank_; }
   int world() const override { return world_; }
@@ -100,7 +103,8 @@ class MpiBootstrap final : public Bootstrap {
     const int count = mpi_count(bytes);
     const auto deadline = agree(call);
     std::vector<MPI_Request> req(1);
-    mpi_check(MPI_Iallgather(mine, count, MPI_BYTE, all, count, MPI_BYTE, comm_, &req[0]), "MPI_Iallgather");
+    mpi_check(mpi_.MPI_Iallgather(mine, count, mpi_.byte_type, all, count, mpi_.byte_type, comm_, &req[0]),
+              "MPI_Iallgather");
     wait_payload(req, call, deadline);
   }
 
@@ -112,11 +116,11 @@ class MpiBootstrap final : public Bootstrap {
     const int count = mpi_count(bytes);
     const auto deadline = agree(call);
     std::vector<MPI_Request> req(1);
-    mpi_check(MPI_Ibcast(data, count, MPI_BYTE, root, comm_, &req[0]), "MPI_Ibcast");
+    mpi_check(mpi_.MPI_Ibcast(data, count, mpi_.byte_type, root, comm_, &req[0]), "MPI_Ibcast");
     wait_payload(req, call, deadline);
   }
 
-  void abort(std::string_view) override { MPI_Abort(MPI_COMM_WORLD, 1); }
+  void abort(std::string_view) override { mpi_.MPI_Abort(mpi_.comm_world, 1); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -135,11 +139,12 @@ class MpiBootstrap final : public Bootstrap {
   }
 
   // Polls until every request completes (true) or `until` passes (false).
-  static bool wait_until(std::vector<MPI_Request>& reqs, Clock::time_point until) {
+  bool wait_until(std::vector<MPI_Request>& reqs, Clock::time_point until) const {
     std::chrono::microseconds nap(0);
     for (int polls = 0;; ++polls) {
       int done = 0;
-      mpi_check(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+      mpi_check(mpi_.MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE),
+                "MPI_Testall");
       if (done) return true;
       if (Clock::now() >= until) return false;
       // Spin briefly (collectives are usually matched at once), then back off to 1 ms.
@@ -167,19 +172,20 @@ class MpiBootstrap final : public Bootstrap {
       if (r == rank_) continue;
       x->peers.push_back(r);
       x->reqs.emplace_back();
-      mpi_check(MPI_Irecv(&x->all[static_cast<size_t>(r)], sizeof(WireCall), MPI_BYTE, r, kHeaderTag, comm_,
-                          &x->reqs.back()),
+      mpi_check(mpi_.MPI_Irecv(&x->all[static_cast<size_t>(r)], sizeof(WireCall), mpi_.byte_type, r, kHeaderTag,
+                               comm_, &x->reqs.back()),
                 "MPI_Irecv");
     }
     for (int r : x->peers) {
       x->reqs.emplace_back();
-      mpi_check(MPI_Isend(&x->mine, sizeof(WireCall), MPI_BYTE, r, kHeaderTag, comm_, &x->reqs.back()), "MPI_Isend");
+      mpi_check(mpi_.MPI_Isend(&x->mine, sizeof(WireCall), mpi_.byte_type, r, kHeaderTag, comm_, &x->reqs.back()),
+                "MPI_Isend");
     }
     if (!wait_until(x->reqs, until)) {
       std::vector<int> missing;
       for (size_t i = 0; i < x->peers.size(); ++i) {
         int got = 0;
-        mpi_check(MPI_Test(&x->reqs[i], &got, MPI_STATUS_IGNORE), "MPI_Test");
+        mpi_check(mpi_.MPI_Test(&x->reqs[i], &got, MPI_STATUS_IGNORE), "MPI_Test");
         if (!got) missing.push_back(x->peers[i]);
       }
       // A late peer still matches these requests, so their buffers must outlive this
@@ -201,9 +207,10 @@ class MpiBootstrap final : public Bootstrap {
     }
   }
 
+  const mpi::Api& mpi_ = mpi::api();
   int rank_ = 0, world_ = 1, local_rank_ = 0;
   double timeout_;  // seconds; 0 waits forever
-  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm comm_ = mpi_.comm_null;
   std::uint64_t seq_ = 0;
 };
 
@@ -213,10 +220,11 @@ std::unique_ptr<Bootstrap> make_mpi_bootstrap(double host_timeout) {
   if (!(host_timeout >= 0)) {
     throw Error("host timeout must be a number of seconds >= 0 (0: forever), got " + std::to_string(host_timeout));
   }
+  const mpi::Api& m = mpi::api();  // throws when OpenMPI cannot be loaded
   int initialized = 0;
-  MPI_Initialized(&initialized);
+  m.MPI_Initialized(&initialized);
   if (!initialized) {
-    mpi_check(MPI_Init(nullptr, nullptr), "MPI_Init");
+    mpi_check(m.MPI_Init(nullptr, nullptr), "MPI_Init");
     g_we_initialized = true;
     // MPI cannot be initialized twice in a process, and one process may call
     // iris::run several times (a test binary does): finalize once, at exit.
@@ -226,14 +234,16 @@ std::unique_ptr<Bootstrap> make_mpi_bootstrap(double host_timeout) {
 }
 
 void abort_mpi_job() {
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  if (const mpi::Api* m = mpi::loaded_api()) m->MPI_Abort(m->comm_world, 1);
   std::abort();
 }
 
 void finalize_mpi() {
+  const mpi::Api* m = mpi::loaded_api();
+  if (!g_we_initialized || !m) return;
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (g_we_initialized && !finalized) MPI_Finalize();
+  m->MPI_Finalized(&finalized);
+  if (!finalized) m->MPI_Finalize();
 }
 
 #else

@@ -1,8 +1,11 @@
 // The MPI bootstrap, run under mpirun (ctest starts it with 2 processes; no GPU needed):
 // ranks, local ranks, allgather, broadcast and barrier through MPI_COMM_WORLD; the
-// check that ranks are at the same collective; the host watchdog.
+// check that ranks are at the same collective; the host watchdog. MPI is OpenMPI,
+// dlopen'd by libiris; MpiLibrary.* checks the error when it cannot be loaded.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -84,6 +87,25 @@ TEST(MpiBootstrap, WatchdogNamesTheRankThatNeverArrives) {
     sync->barrier();  // rank 0 has given up
     b->barrier();     // late: meets what rank 0 left posted
   }
+}
+
+// Run by ctest without mpirun, with IRIS_MPI_LIBRARY naming a missing file
+// (MpiBootstrap.MissingLibrary): the error names the library and the variable.
+TEST(MpiLibrary, MissingLibraryIsAClearError) {
+  const char* library = std::getenv("IRIS_MPI_LIBRARY");
+  if (!library || std::filesystem::exists(library)) GTEST_SKIP() << "IRIS_MPI_LIBRARY does not name a missing file";
+  std::string error;
+  try {
+    make_mpi_bootstrap();
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error.rfind("this process was started by mpirun, but the MPI library could not be loaded (" +
+                            std::string(library) + ": ",
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("check IRIS_MPI_LIBRARY, or run without mpirun (threads mode)"), std::string::npos) << error;
 }
 
 }  // namespace
