@@ -2,6 +2,7 @@
 #include "iris/jit.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
 #include "compiler/target/target.hpp"
+#include "compiler/toolchain/nvrtc.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "jit_cache.hpp"
@@ -60,6 +62,29 @@ std::string key_for(std::string_view source, const std::string& name, const iris
                     id.cuda_headers, co.target, options, include_dirs, encode_defines(co.defines), name, source});
 }
 
+// A GPU target compiles through NVRTC, which the JIT finds at run time: its library and
+// the CUDA headers device code includes. Say what is missing and where it was looked
+// for, before irisc reports it as a failed compile.
+void require_gpu_toolchain(const irisc::CompileOptions& co) {
+  const irisc::Target* target = irisc::find_target(co.target);
+  if (!target || target->toolchain != irisc::ToolchainKind::nvrtc) return;
+  std::string why;
+  if (!irisc::toolchain::nvrtc_available(&why)) {
+    throw Error("the JIT compiles .iris for " + co.target +
+                " with NVRTC, the CUDA toolkit's run-time compiler library (libnvrtc.so.12 or .13), and found "
+                "none: install the CUDA toolkit (or its NVRTC package) or set IRISC_NVRTC_PATH to the library "
+                "file. " + why);
+  }
+  if (irisc::toolchain::cuda_headers_identity() == "none") {
+    const char* home = secure_getenv("CUDA_HOME");
+    throw Error("the JIT compiles .iris for " + co.target +
+                " with NVRTC, which needs the CUDA headers (cuda_fp16.h, cuda_bf16.h), and found none in "
+                "$CUDA_HOME/include (CUDA_HOME is " + (home && *home ? std::string(home) : std::string("unset")) +
+                "), the include folder beside the loaded libnvrtc, or /usr/local/cuda/include: set CUDA_HOME to "
+                "the CUDA toolkit's root");
+  }
+}
+
 }  // namespace
 
 std::string jit_target_for(const Context& ctx) {
@@ -95,6 +120,7 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
       return out;
     }
   }
+  require_gpu_toolchain(co);
   const auto t0 = std::chrono::steady_clock::now();
   irisc::SourceBuffer buf(name, std::string(source));
   irisc::CompileResult r = irisc::compile(buf, co);

@@ -645,4 +645,30 @@ TEST_F(JitCacheTest, JitCompilesThroughARefusedCacheAndHitsAGoodOne) {
   EXPECT_EQ(hit.code, r.code);
 }
 
+// Run by ctest with IRISC_NVRTC_PATH=/nonexistent/libnvrtc.so (toolchain_tests.cmake):
+// a GPU compile says what the JIT needs and which variable to set; the host target
+// needs no NVRTC.
+TEST(JitWithoutNvrtc, GpuCompileNamesTheLibraryAndTheVariable) {
+  const char* path = std::getenv("IRISC_NVRTC_PATH");
+  if (!path || fs::exists(path)) GTEST_SKIP() << "run with IRISC_NVRTC_PATH set to a missing file";
+  iris::JitOptions o;
+  o.use_cache = false;
+  o.target = "sm_90a";
+  std::string error;
+  try {
+    iris::jit_compile(kScaleKernel, "scale.iris", o);
+  } catch (const iris::Error& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(error.rfind("the JIT compiles .iris for sm_90a with NVRTC, the CUDA toolkit's run-time compiler library "
+                        "(libnvrtc.so.12 or .13), and found none: install the CUDA toolkit (or its NVRTC package) or "
+                        "set IRISC_NVRTC_PATH to the library file.",
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find(path), std::string::npos) << error;
+  o.target = "host";
+  EXPECT_FALSE(iris::jit_compile(kScaleKernel, "scale.iris", o).code.empty());
+}
+
 }  // namespace

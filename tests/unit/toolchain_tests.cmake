@@ -15,4 +15,11 @@ gtest_discover_tests(irisc_nvrtc_tests DISCOVERY_TIMEOUT 60
   PROPERTIES ENVIRONMENT "IRISC_NVRTC_PATH=/nonexistent/libnvrtc.so")
 
 iris_unit_test(iris_jit_cache_tests ${CMAKE_CURRENT_LIST_DIR}/test_jit_cache.cpp)
-gtest_discover_tests(iris_jit_cache_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+gtest_discover_tests(iris_jit_cache_tests DISCOVERY_TIMEOUT 60
+  TEST_FILTER "-JitWithoutNvrtc.*"
+  PROPERTIES TIMEOUT 300)
+# The JIT's error when NVRTC is missing.
+gtest_discover_tests(iris_jit_cache_tests DISCOVERY_TIMEOUT 60
+  TEST_FILTER "JitWithoutNvrtc.*"
+  TEST_PREFIX "no_nvrtc."
+  PROPERTIES ENVIRONMENT "IRISC_NVRTC_PATH=/nonexistent/libnvrtc.so")
