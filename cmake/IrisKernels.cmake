@@ -6,6 +6,8 @@
 #   - <stem>.cubin next to <target>'s binary (what `irisc file.iris` makes), <stem>.host
 #     there (`irisc --target=host`, for the host backend) and a copy of <stem>.iris
 #     there (what the JIT compiles at run time).
+# irisc is the target iris::irisc: the one this project builds (an alias), or the
+# installed one when this file comes from the Iris package (find_package(Iris)).
 function(iris_add_kernels target)
   cmake_parse_arguments(ARG "" "GPU_TARGET" "FILES;DEFINES" ${ARGN})
   if(NOT ARG_GPU_TARGET)
@@ -31,11 +33,11 @@ function(iris_add_kernels target)
     add_custom_command(
       OUTPUT ${hdr} ${cubin} ${host} ${copy}
       COMMAND ${CMAKE_COMMAND} -E make_directory ${gen}
-      COMMAND irisc ${abs} --emit=header --target=${ARG_GPU_TARGET} ${defs} -o ${hdr}
-      COMMAND irisc ${abs} --target=${ARG_GPU_TARGET} ${defs} -o ${cubin}
-      COMMAND irisc ${abs} --target=host ${defs} -o ${host}
+      COMMAND iris::irisc ${abs} --emit=header --target=${ARG_GPU_TARGET} ${defs} -o ${hdr}
+      COMMAND iris::irisc ${abs} --target=${ARG_GPU_TARGET} ${defs} -o ${cubin}
+      COMMAND iris::irisc ${abs} --target=host ${defs} -o ${host}
       COMMAND ${CMAKE_COMMAND} -E copy ${abs} ${copy}
-      DEPENDS ${abs} irisc
+      DEPENDS ${abs} iris::irisc
       COMMENT "irisc ${f}"
       VERBATIM)
     list(APPEND outs ${hdr} ${cubin} ${host} ${copy})
