@@ -96,12 +96,11 @@ Instance& instance(Context& ctx, const std::string& file, const std::string& ker
   return *c.instances.emplace(key, std::move(inst)).first->second;
 }
 
-std::map<std::string, std::int64_t> type_defines(DType dt, ReduceOp op, bool reduces) {
+std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces) {
   const auto t = static_cast<irisc::tir::ScalarType>(dt);
   std::map<std::string, std::int64_t> d{{"T", irisc::type_define(t)}};
   if (reduces) {
     d["A"] = irisc::type_define(is_float_type(dt) ? irisc::tir::ScalarType::f32 : t);
-    d["OP"] = static_cast<std::int64_t>(op);
   }
   return d;
 }
@@ -163,7 +162,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   auto& bk = backend::active();
   const std::int64_t len = static_cast<std::int64_t>(n);
   if (a == Algorithm::atomic) {
-    auto defs = type_defines(dt, o.op, false);
+    auto defs = type_defines(dt, false);
     Instance& in = instance(ctx, "ccl/all_reduce_atomic.iris", "all_reduce_atomic", defs);
     if (src == dst) {  // the input is read while every rank adds into the output
       void* copy = scratch(ctx, bytes);
@@ -176,19 +175,22 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   }
   const bool one = a == Algorithm::one_shot;
   Instance& in = instance(ctx, "ccl/all_reduce.iris", one ? "all_reduce_one_shot" : "all_reduce_two_shot",
-                          type_defines(dt, o.op, true));
+                          type_defines(dt, true));
   if (one && src == dst) {  // peers read the input while this rank writes the output
     void* copy = scratch(ctx, bytes);
     bk.copy_device_async(copy, src, bytes, s);
     src = copy;
   }
-  in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
+  in.program.launch(in.kernel,
+                    {buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op), state_arg(in),
+                     sync_arg(ctx, in)},
+                    s);
 }
 
 void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   require_on_heap(ctx, "all_gather", dst);
-  Instance& in = instance(ctx, "ccl/all_gather.iris", "all_gather", type_defines(dt, o.op, false));
+  Instance& in = instance(ctx, "ccl/all_gather.iris", "all_gather", type_defines(dt, false));
   const std::int64_t len = static_cast<std::int64_t>(n);
   in.program.launch(in.kernel,
                     {buffer(src, dt, {len}), buffer(dst, dt, {len * ctx.world()}), state_arg(in), sync_arg(ctx, in)},
@@ -198,17 +200,18 @@ void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
 void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   require_on_heap(ctx, "reduce_scatter", src);
-  Instance& in = instance(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", type_defines(dt, o.op, true));
+  Instance& in = instance(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", type_defines(dt, true));
   const std::int64_t len = static_cast<std::int64_t>(n);
   in.program.launch(in.kernel,
-                    {buffer(src, dt, {len * ctx.world()}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)},
+                    {buffer(src, dt, {len * ctx.world()}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op),
+                     state_arg(in), sync_arg(ctx, in)},
                     stream_of(ctx, o));
 }
 
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   require_on_heap(ctx, "all_to_all", dst);
-  Instance& in = instance(ctx, "ccl/all_to_all.iris", "all_to_all", type_defines(dt, o.op, false));
+  Instance& in = instance(ctx, "ccl/all_to_all.iris", "all_to_all", type_defines(dt, false));
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   in.program.launch(in.kernel, {buffer(src, dt, {w, len}), buffer(dst, dt, {w, len}), state_arg(in), sync_arg(ctx, in)},
                     stream_of(ctx, o));
@@ -221,7 +224,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   }
   if (n == 0) return;
   require_on_heap(ctx, "broadcast", x);
-  Instance& in = instance(ctx, "ccl/broadcast.iris", "broadcast", type_defines(dt, o.op, false));
+  Instance& in = instance(ctx, "ccl/broadcast.iris", "broadcast", type_defines(dt, false));
   const std::int64_t len = static_cast<std::int64_t>(n);
   in.program.launch(in.kernel, {buffer(x, dt, {len}), std::int64_t{root}, state_arg(in), sync_arg(ctx, in)},
                     stream_of(ctx, o));
