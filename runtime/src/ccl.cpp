@@ -53,7 +53,6 @@ struct Communicator {
   std::map<std::string, std::unique_ptr<Instance>> instances;
   void* scratch = nullptr;  // symmetric, for in-place calls that need a copy of the input
   std::size_t scratch_bytes = 0;
-  ~Communicator() = default;
 };
 
 Communicator& communicator(Context& ctx) {
@@ -132,6 +131,14 @@ void* scratch(Context& ctx, std::size_t bytes) {
   return c.scratch;
 }
 
+// The input an in-place call reads from: a copy on the heap scratch, ordered on `s`
+// before the kernel, so the kernel may overwrite the original while peers still read.
+const void* staged_input(Context& ctx, const void* src, std::size_t bytes, Stream s) {
+  void* copy = scratch(ctx, bytes);
+  backend::active().copy_device_async(copy, src, bytes, s);
+  return copy;
+}
+
 }  // namespace
 
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op) {
@@ -159,28 +166,20 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   const std::size_t bytes = n * dtype_size(dt);
   const Algorithm a = choose_all_reduce(o.algorithm, bytes, ctx.world(), dt, o.op);
   Stream s = stream_of(ctx, o);
-  auto& bk = backend::active();
   const std::int64_t len = static_cast<std::int64_t>(n);
   if (a == Algorithm::atomic) {
-    auto defs = type_defines(dt, false);
-    Instance& in = instance(ctx, "ccl/all_reduce_atomic.iris", "all_reduce_atomic", defs);
-    if (src == dst) {  // the input is read while every rank adds into the output
-      void* copy = scratch(ctx, bytes);
-      bk.copy_device_async(copy, src, bytes, s);
-      src = copy;
-    }
-    bk.memset_async(dst, 0, 1, bytes, s);
+    Instance& in = instance(ctx, "ccl/all_reduce_atomic.iris", "all_reduce_atomic", type_defines(dt, false));
+    // The input is read while every rank adds into the (zeroed) output.
+    if (src == dst) src = staged_input(ctx, src, bytes, s);
+    backend::active().memset_async(dst, 0, 1, bytes, s);
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }
   const bool one = a == Algorithm::one_shot;
   Instance& in = instance(ctx, "ccl/all_reduce.iris", one ? "all_reduce_one_shot" : "all_reduce_two_shot",
                           type_defines(dt, true));
-  if (one && src == dst) {  // peers read the input while this rank writes the output
-    void* copy = scratch(ctx, bytes);
-    bk.copy_device_async(copy, src, bytes, s);
-    src = copy;
-  }
+  // One shot: peers read the input while this rank writes the output.
+  if (one && src == dst) src = staged_input(ctx, src, bytes, s);
   in.program.launch(in.kernel,
                     {buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op), state_arg(in),
                      sync_arg(ctx, in)},
