@@ -84,6 +84,10 @@ add_custom_command(
 include(IriscBuildId)
 set(IRISC_FUZZ_BUILD_ID_CPP ${CMAKE_CURRENT_BINARY_DIR}/fuzz/build_id.cpp)
 irisc_build_id_source(${IRISC_FUZZ_BUILD_ID_CPP} fuzz)
+# And the embedded standard library.
+include(IriscStdlib)
+set(IRISC_FUZZ_STDLIB_CPP ${CMAKE_CURRENT_BINARY_DIR}/fuzz/stdlib_embedded.cpp)
+irisc_stdlib_source(${IRISC_FUZZ_STDLIB_CPP})
 
 set(exclude_from_all EXCLUDE_FROM_ALL)
 if(IRISC_FUZZ)
@@ -91,7 +95,7 @@ if(IRISC_FUZZ)
 endif()
 add_executable(irisc_fuzz_frontend ${exclude_from_all}
   ${CMAKE_CURRENT_LIST_DIR}/fuzz_frontend.cpp ${IRISC_FUZZ_LIB_SOURCES} ${IRISC_FUZZ_HEADERS_CPP}
-  ${IRISC_FUZZ_BUILD_ID_CPP})
+  ${IRISC_FUZZ_BUILD_ID_CPP} ${IRISC_FUZZ_STDLIB_CPP})
 target_include_directories(irisc_fuzz_frontend PRIVATE ${PROJECT_SOURCE_DIR})
 target_include_directories(irisc_fuzz_frontend SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 # -O1 -g: fast enough to fuzz, precise stacks. Assertions stay on (no NDEBUG), whatever
