@@ -30,6 +30,7 @@ const char* name(Algorithm a) {
     case Algorithm::one_shot: return "one_shot";
     case Algorithm::two_shot: return "two_shot";
     case Algorithm::atomic: return "atomic";
+    case Algorithm::ring: return "ring";
   }
   return "?";
 }
@@ -41,11 +42,14 @@ bool atomic_sums(DType t) { return t != DType::f16 && t != DType::bf16; }
 
 // One collective kernel as this context runs it: its program, its epoch state (local)
 // and its flags (symmetric), made together on first use.
+// Flags per rank in `sync`: arrival and departure, and the ring's step counters.
+constexpr std::size_t kSyncPerRank = 4;
+
 struct Instance {
   Program program;
   std::string kernel;
   void* state = nullptr;  // u64[2]
-  void* sync = nullptr;   // u64[2 * world]
+  void* sync = nullptr;   // u64[kSyncPerRank * world]
 };
 
 struct Communicator {
@@ -87,10 +91,11 @@ Instance& instance(Context& ctx, const std::string& file, const std::string& ker
   inst->kernel = kernel;
   // Flags start at zero on every rank before any rank can signal: fill, then meet.
   inst->state = ctx.heap_alloc(2 * sizeof(std::uint64_t));
-  inst->sync = ctx.heap_alloc(2 * static_cast<std::size_t>(ctx.world()) * sizeof(std::uint64_t));
+  const std::size_t sync_bytes = kSyncPerRank * static_cast<std::size_t>(ctx.world()) * sizeof(std::uint64_t);
+  inst->sync = ctx.heap_alloc(sync_bytes);
   auto& bk = backend::active();
   bk.memset(inst->state, 0, 2 * sizeof(std::uint64_t));
-  bk.memset(inst->sync, 0, 2 * static_cast<std::size_t>(ctx.world()) * sizeof(std::uint64_t));
+  bk.memset(inst->sync, 0, sync_bytes);
   ctx.barrier();
   return *c.instances.emplace(key, std::move(inst)).first->second;
 }
@@ -112,8 +117,8 @@ Arg buffer(const void* p, DType dt, Shape shape) {
 
 Arg state_arg(const Instance& in) { return Arg::device_buffer(in.state, DType::u64, Shape{2}, 16); }
 Arg sync_arg(Context& ctx, const Instance& in) {
-  return Arg::heap_buffer(in.sync, DType::u64, Shape{2 * static_cast<std::int64_t>(ctx.world())},
-                          2 * static_cast<std::size_t>(ctx.world()) * 8);
+  const std::size_t n = kSyncPerRank * static_cast<std::size_t>(ctx.world());
+  return Arg::heap_buffer(in.sync, DType::u64, Shape{static_cast<std::int64_t>(n)}, n * sizeof(std::uint64_t));
 }
 
 void require_on_heap(Context& ctx, const char* what, const void* p) {
@@ -176,8 +181,8 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     return;
   }
   const bool one = a == Algorithm::one_shot;
-  Instance& in = instance(ctx, "ccl/all_reduce.iris", one ? "all_reduce_one_shot" : "all_reduce_two_shot",
-                          type_defines(dt, true));
+  const char* kernel = one ? "all_reduce_one_shot" : a == Algorithm::ring ? "all_reduce_ring" : "all_reduce_two_shot";
+  Instance& in = instance(ctx, "ccl/all_reduce.iris", kernel, type_defines(dt, true));
   // One shot: peers read the input while this rank writes the output.
   if (one && src == dst) src = staged_input(ctx, src, bytes, s);
   in.program.launch(in.kernel,

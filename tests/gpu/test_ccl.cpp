@@ -76,7 +76,7 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
                                                              : std::vector<std::size_t>{1, 1000, 1 << 20, (1 << 20) + 77};
     for (std::size_t n : sizes) {
       for (bool in_place : {false, true}) {
-        for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot}) {
+        for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring}) {
           for (auto op : {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min}) {
             all_reduce_case<float>(ctx, algo, op, n, in_place);
             all_reduce_case<bfloat16>(ctx, algo, op, n, in_place);
@@ -108,8 +108,9 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
     auto y = ctx.empty<float>(n);
     for (int call = 0; call < 100; ++call) {
       fill(x, ctx, call);
-      const auto algo = call % 3 == 0 ? ccl::Algorithm::one_shot : call % 3 == 1 ? ccl::Algorithm::two_shot
-                                                                               : ccl::Algorithm::atomic;
+      constexpr ccl::Algorithm kEvery[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
+                                           ccl::Algorithm::atomic};
+      const ccl::Algorithm algo = kEvery[call % 4];
       ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});
       ctx.synchronize();
       expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
@@ -168,9 +169,9 @@ TEST_P(Collectives, GraphReplaysWithoutAReset) {
   IRIS_REQUIRE_CUDA();
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const std::size_t n = 4099;
-    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot}) {
-      auto x = ctx.empty<bfloat16>(n);
-      auto y = ctx.empty<bfloat16>(n);
+    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic}) {
+      auto x = ctx.empty<float>(n);
+      auto y = ctx.empty<float>(n);
       fill(x, ctx, 0);
       ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});  // the eager first call sets up
       ctx.synchronize();
@@ -186,6 +187,89 @@ TEST_P(Collectives, GraphReplaysWithoutAReset) {
       }
     }
   });
+}
+
+// The other collectives, captured once and replayed with fresh inputs.
+TEST_P(Collectives, GatherScatterAllToAllBroadcastInAGraph) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world();
+    const auto uw = static_cast<std::size_t>(w);
+    const std::size_t n = 1001;
+    auto x = ctx.empty<float>(n);
+    auto gathered = ctx.empty<float>(n * uw);
+    auto big = ctx.empty<float>(n * uw);
+    auto mine = ctx.empty<float>(n);
+    auto a2a = ctx.empty<float>(n * uw);
+    auto b = ctx.empty<float>(n);
+    const auto calls = [&] {
+      ccl::all_gather(ctx, x, gathered);
+      ccl::reduce_scatter(ctx, big, mine);
+      ccl::all_to_all(ctx, big, a2a);
+      ccl::broadcast(ctx, b, w - 1);
+    };
+    calls();  // the eager first calls set up
+    ctx.synchronize();
+    Graph g(ctx.stream(), calls);
+    for (int call = 1; call <= 10; ++call) {
+      fill(x, ctx, call);
+      fill(big, ctx, call + 1);
+      fill(b, ctx, call + 2);
+      ctx.barrier();
+      g.launch(ctx.stream());
+      ctx.synchronize();
+      const std::string at = " (graph replay " + std::to_string(call) + ")";
+      expect_equal(gathered, [&](std::size_t i) { return input(static_cast<int>(i / n), i % n, call); }, "all_gather" + at);
+      expect_equal(mine, [&](std::size_t i) {
+        return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, call + 1);
+      }, "reduce_scatter" + at);
+      expect_equal(a2a, [&](std::size_t i) {
+        return input(static_cast<int>(i / n), static_cast<std::size_t>(ctx.rank()) * n + i % n, call + 1);
+      }, "all_to_all" + at);
+      expect_equal(b, [&](std::size_t i) { return input(w - 1, i, call + 2); }, "broadcast" + at);
+      ctx.barrier();
+    }
+  });
+}
+
+// 256 MiB per call (CUDA: the host backend interprets every element).
+TEST_P(Collectives, TwoHundredFiftySixMiB) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world();
+    const auto uw = static_cast<std::size_t>(w);
+    const std::size_t n = (std::size_t{256} << 20) / sizeof(float);
+    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic}) {
+      all_reduce_case<float>(ctx, algo, ccl::ReduceOp::sum, n, algo == ccl::Algorithm::ring);
+    }
+    const std::size_t part = n / uw;
+    {
+      auto x = filled<float>(ctx, part, 0);
+      auto gathered = ctx.zeros<float>(part * uw);
+      ccl::all_gather(ctx, x, gathered);
+      ctx.synchronize();
+      expect_equal(gathered, [&](std::size_t i) { return input(static_cast<int>(i / part), i % part, 0); }, "all_gather of 256 MiB");
+    }
+    {
+      auto big = filled<float>(ctx, part * uw, 1);
+      auto mine = ctx.zeros<float>(part);
+      ccl::reduce_scatter(ctx, big, mine);
+      ctx.synchronize();
+      expect_equal(mine, [&](std::size_t i) {
+        return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * part, 1);
+      }, "reduce_scatter of 256 MiB");
+      auto a2a = ctx.zeros<float>(part * uw);
+      ccl::all_to_all(ctx, big, a2a);
+      ctx.synchronize();
+      expect_equal(a2a, [&](std::size_t i) {
+        return input(static_cast<int>(i / part), static_cast<std::size_t>(ctx.rank()) * part + i % part, 1);
+      }, "all_to_all of 256 MiB");
+    }
+    auto b = filled<float>(ctx, n, 3);
+    ccl::broadcast(ctx, b, 0);
+    ctx.synchronize();
+    expect_equal(b, [&](std::size_t i) { return input(0, i, 3); }, "broadcast of 256 MiB");
+  }, std::size_t{1280} << 20);
 }
 
 IRIS_GPU_SUITE(Collectives);

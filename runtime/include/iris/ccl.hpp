@@ -23,9 +23,12 @@ enum class ReduceOp { sum, max, min };
 
 // How all_reduce moves data. one_shot: every rank reads every rank's input (fewest
 // steps: small sizes); two_shot: each rank reduces 1/world of the blocks and writes the
-// result to every rank (least traffic: large sizes); atomic: every rank adds its input
-// into every rank's output (sums of 32- and 64-bit types only). automatic picks by size.
-enum class Algorithm { automatic, one_shot, two_shot, atomic };
+// result to every rank (least traffic: large sizes); ring: reduce-scatter then
+// all-gather around the ring of ranks, each rank reading only its left neighbour (each
+// link carries 2 (world - 1) / world of the data: for links that are not all-to-all);
+// atomic: every rank adds its input into every rank's output (sums of 32- and 64-bit
+// types only). automatic picks by size.
+enum class Algorithm { automatic, one_shot, two_shot, ring, atomic };
 
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter

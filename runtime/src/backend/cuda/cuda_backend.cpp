@@ -148,7 +148,11 @@ class CudaBackend final : public Backend {
   }
 
   void memset(void* dst, unsigned char value, std::size_t bytes) override {
+    // cuMemsetD8 may return before the memory is set (CUDA's memset synchronization
+    // rules): a peer process told "the flags are zero" could otherwise signal before
+    // they are, and lose its signal. It runs on the legacy stream: wait for that.
     CU_CALL(cuMemsetD8, dptr(dst), value, bytes);
+    CU_CALL(cuStreamSynchronize, nullptr);
   }
 
   void memset_async(void* dst, std::uint32_t value, std::size_t element_bytes, std::size_t count,
