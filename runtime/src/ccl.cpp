@@ -1,17 +1,10 @@
 // The collectives (iris/ccl.hpp): each call launches one kernel of dsl/ccl/, compiled
 // through the JIT for its element type and reduction, with its epoch state and flags
-// allocated on the heap once per context.
+// allocated on the heap once per context (library.hpp).
 #include "iris/ccl.hpp"
 
-#include <map>
-#include <memory>
-#include <mutex>
-
 #include "backend/backend.hpp"
-#include "compiler/driver/stdlib.hpp"
-#include "compiler/sema/sema.hpp"
-#include "iris/jit.hpp"
-#include "iris/program.hpp"
+#include "library.hpp"
 
 namespace iris::ccl {
 
@@ -37,109 +30,22 @@ const char* name(Algorithm a) {
 
 namespace {
 
-bool is_float_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+using library::buffer;
+using library::Instance;
+using library::instance;
+using library::require_on_heap;
+using library::state_arg;
+using library::sync_arg;
+using library::type_defines;
+
 bool atomic_sums(DType t) { return t != DType::f16 && t != DType::bf16; }
 
-// One collective kernel as this context runs it: its program, its epoch state (local)
-// and its flags (symmetric), made together on first use.
-// Flags per rank in `sync`: arrival and departure, and the ring's step counters.
-constexpr std::size_t kSyncPerRank = 4;
-
-struct Instance {
-  Program program;
-  std::string kernel;
-  void* state = nullptr;  // u64[2]
-  void* sync = nullptr;   // u64[kSyncPerRank * world]
-};
-
-struct Communicator {
-  int share = 1;  // ranks on this rank's GPU
-  std::map<std::string, std::unique_ptr<Instance>> instances;
-  void* scratch = nullptr;  // symmetric, for in-place calls that need a copy of the input
-  std::size_t scratch_bytes = 0;
-};
-
-Communicator& communicator(Context& ctx) {
-  auto p = ctx.attachment("iris::ccl", [&ctx]() -> std::shared_ptr<void> {
-    auto c = std::make_shared<Communicator>();
-    const std::vector<int> devices = ctx.all_gather(ctx.device());
-    c->share = 0;
-    for (int d : devices) c->share += d == ctx.device();
-    return c;
-  });
-  return *static_cast<Communicator*>(p.get());
-}
-
 Stream stream_of(Context& ctx, const Options& o) { return o.stream ? o.stream : ctx.stream(); }
-
-// The kernel `kernel` of dsl/<file> for these defines, compiled and set up on first use.
-// Collective: every rank reaches it in the same order.
-Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
-                   std::map<std::string, std::int64_t> defines) {
-  Communicator& c = communicator(ctx);
-  defines["SHARE"] = c.share;
-  std::string key = file + ":" + kernel;
-  for (const auto& [n, v] : defines) key += ";" + n + "=" + std::to_string(v);
-  auto it = c.instances.find(key);
-  if (it != c.instances.end()) return *it->second;
-  const char* source = irisc::stdlib_file(file);
-  if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
-  JitOptions jo;
-  jo.defines = std::move(defines);
-  auto inst = std::make_unique<Instance>();
-  inst->program = jit_program(ctx, source, "dsl/" + file, jo);
-  inst->kernel = kernel;
-  // Flags start at zero on every rank before any rank can signal: fill, then meet.
-  inst->state = ctx.heap_alloc(2 * sizeof(std::uint64_t));
-  const std::size_t sync_bytes = kSyncPerRank * static_cast<std::size_t>(ctx.world()) * sizeof(std::uint64_t);
-  inst->sync = ctx.heap_alloc(sync_bytes);
-  auto& bk = backend::active();
-  bk.memset(inst->state, 0, 2 * sizeof(std::uint64_t));
-  bk.memset(inst->sync, 0, sync_bytes);
-  ctx.barrier();
-  return *c.instances.emplace(key, std::move(inst)).first->second;
-}
-
-std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces) {
-  const auto t = static_cast<irisc::tir::ScalarType>(dt);
-  std::map<std::string, std::int64_t> d{{"T", irisc::type_define(t)}};
-  if (reduces) {
-    d["A"] = irisc::type_define(is_float_type(dt) ? irisc::tir::ScalarType::f32 : t);
-  }
-  return d;
-}
-
-Arg buffer(const void* p, DType dt, Shape shape) {
-  std::size_t n = 1;
-  for (auto d : shape) n *= static_cast<std::size_t>(d);
-  return Arg::heap_buffer(const_cast<void*>(p), dt, std::move(shape), n * dtype_size(dt));
-}
-
-Arg state_arg(const Instance& in) { return Arg::device_buffer(in.state, DType::u64, Shape{2}, 16); }
-Arg sync_arg(Context& ctx, const Instance& in) {
-  const std::size_t n = kSyncPerRank * static_cast<std::size_t>(ctx.world());
-  return Arg::heap_buffer(in.sync, DType::u64, Shape{static_cast<std::int64_t>(n)}, n * sizeof(std::uint64_t));
-}
-
-void require_on_heap(Context& ctx, const char* what, const void* p) {
-  if (!ctx.in_heap(p)) throw Error(std::string(what) + ": the tensors must live on the symmetric heap (made by Context)");
-}
-
-// A symmetric buffer of at least `bytes`, grown collectively.
-void* scratch(Context& ctx, std::size_t bytes) {
-  Communicator& c = communicator(ctx);
-  if (c.scratch_bytes < bytes) {
-    if (c.scratch) ctx.heap_free(c.scratch);
-    c.scratch = ctx.heap_alloc(bytes);
-    c.scratch_bytes = bytes;
-  }
-  return c.scratch;
-}
 
 // The input an in-place call reads from: a copy on the heap scratch, ordered on `s`
 // before the kernel, so the kernel may overwrite the original while peers still read.
 const void* staged_input(Context& ctx, const void* src, std::size_t bytes, Stream s) {
-  void* copy = scratch(ctx, bytes);
+  void* copy = library::scratch(ctx, "ccl.input", bytes);
   backend::active().copy_device_async(copy, src, bytes, s);
   return copy;
 }

@@ -1,5 +1,5 @@
 // iris-bench: measured comparisons of libiris against the baselines that matter
-// (cudaMemcpyPeer, later NCCL and cuBLAS), each measured in the same run.
+// (cudaMemcpyPeer, NCCL and cuBLAS), each measured in the same run.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "iris/iris.hpp"
+#include "ccl.hpp"
 #include "compile.hpp"
 #include "gemm.hpp"
 #include "launch.hpp"
@@ -16,6 +17,7 @@
 namespace {
 
 void usage() {
+  const std::string algorithms = iris::bench::all_reduce_algorithm_names();
   std::printf(
       "usage: iris-bench <command> [options]\n\n"
       "commands:\n"
@@ -50,8 +52,32 @@ void usage() {
       "  --blocks N      blocks of the bulk kernels (default 2 per SM)\n"
       "  --threads N     threads per block of the bulk kernels (default 512)\n"
       "  --sweep         first time bulk put/get over grid shapes (blocks x threads)\n"
-      "  --json FILE     also write the results as JSON\n"
-      "  -h, --help      this text\n");
+      "  --json FILE     also write the results as JSON\n\n"
+      "ccl options (sizes: total bytes per call as nccl-tests counts them; 64KiB, 1M, ...):\n"
+      "  --min-bytes N   smallest size of the sweep (nccl-tests -b; default 8)\n"
+      "  --max-bytes N   largest size of the sweep (-e; default 256MiB; the sweep ends with it\n"
+      "                  even where the factor steps over it)\n"
+      "  --factor F      each size F times the one before (-f; default 4)\n"
+      "  --sizes LIST    comma-separated sizes instead of the sweep\n"
+      "  --dtypes LIST   f32,f16,bf16,i32,i64,u32,u64 (default f32)\n"
+      "  --redops LIST   sum,max,min, for all_reduce and reduce_scatter (default sum)\n"
+      "  --collectives LIST  all_reduce,all_gather,reduce_scatter,all_to_all,broadcast (default all)\n"
+      "  --algorithms LIST   all_reduce algorithms, each its own variant: %s\n"
+      "                  (default all; automatic shows the one it picked)\n"
+      "  --root R        broadcast root (default 0)\n"
+      "  --iters N       calls per timed batch; the average per call is reported (default 20)\n"
+      "  --warmup N      untimed calls first (default 5)\n"
+      "  --ranks N       ranks, one thread each (default one per GPU)\n"
+      "  --share-gpus    let several ranks share a GPU (sets IRIS_SHARE_GPUS=1; NCCL is then\n"
+      "                  skipped: it refuses two ranks on one GPU)\n"
+      "  --backend B     cuda, or host (CPU threads interpret the kernels; timed by std::chrono)\n"
+      "  --no-nccl       leave NCCL out\n"
+      "  --json FILE     also write every result (NCCL's too) as JSON\n"
+      "  --svg FILE      also plot time against size (log-log), one line per variant\n"
+      "  exit status: 0; 1 when a result differs from its reference, or on an error; 2 for a\n"
+      "  bad command line; 77 when there is no GPU (and no --backend host)\n\n"
+      "  -h, --help      this text\n",
+      algorithms.c_str());
 }
 
 using OptionValue = std::function<std::string()>;
@@ -138,6 +164,73 @@ int main(int argc, char** argv) {
     });
     if (parsed >= 0) return parsed;
     return measure([&] { return iris::bench::run_launch(lo); });
+  }
+  if (cmd == "ccl") {
+    iris::bench::CclBenchOptions co;
+    try {
+      co.options = iris::Options::from_env();
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    }
+    const auto split = [](const std::string& list) {
+      std::vector<std::string> out;
+      std::size_t pos = 0;
+      while (pos <= list.size()) {
+        std::size_t comma = list.find(',', pos);
+        if (comma == std::string::npos) comma = list.size();
+        if (comma > pos) out.push_back(list.substr(pos, comma - pos));
+        pos = comma + 1;
+      }
+      return out;
+    };
+    const auto count = [](const std::string& a, const std::string& v, int lowest) {
+      char* end = nullptr;
+      const long x = std::strtol(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end || x < lowest || x > 1000000000) {
+        throw iris::Error(a + ": '" + v + "' is not a whole number >= " + std::to_string(lowest));
+      }
+      return static_cast<int>(x);
+    };
+    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+      if (a == "--min-bytes") co.min_bytes = iris::parse_size(value(), a);
+      else if (a == "--max-bytes") co.max_bytes = iris::parse_size(value(), a);
+      else if (a == "--factor") {
+        const std::string v = value();
+        char* end = nullptr;
+        co.factor = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end || !(co.factor > 1)) throw iris::Error("--factor: '" + v + "' is not a number > 1");
+      } else if (a == "--sizes") {
+        co.sizes.clear();
+        for (const std::string& s : split(value())) co.sizes.push_back(iris::parse_size(s, a));
+        if (co.sizes.empty()) throw iris::Error("--sizes: no size given");
+      } else if (a == "--dtypes") co.dtypes = split(value());
+      else if (a == "--redops") co.redops = split(value());
+      else if (a == "--collectives") co.collectives = split(value());
+      else if (a == "--algorithms") co.algorithms = split(value());
+      else if (a == "--root") co.root = count(a, value(), 0);
+      else if (a == "--iters") co.iters = count(a, value(), 1);
+      else if (a == "--warmup") co.warmup = count(a, value(), 0);
+      else if (a == "--ranks") co.options.ranks = count(a, value(), 1);
+      else if (a == "--share-gpus") {
+        co.options.share_gpus = true;
+        setenv("IRIS_SHARE_GPUS", "1", 1);
+      } else if (a == "--backend") co.options.backend = value();
+      else if (a == "--no-nccl") co.nccl = false;
+      else if (a == "--json") co.json_path = value();
+      else if (a == "--svg") co.svg_path = value();
+      else return false;
+      return true;
+    });
+    if (parsed >= 0) return parsed;
+    try {
+      iris::bench::check_options(co);
+      co.options.validate();
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    }
+    return measure([&] { return iris::bench::run_ccl(co); });
   }
   if (cmd == "gemm" || cmd == "p2p") {
     // Both time hand-written CUDA (and cuBLAS or cudaMemcpyPeer) against irisc kernels.

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs everything that needs GPUs, on a machine that has them, from a build folder
 # made elsewhere: the GPU test suite at 1, 2 and 4 ranks in thread mode and under
-# mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p.
+# mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p and
+# ccl.
 #
-#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [launch] [gemm] [trace]   (default: all)
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [ccl] [launch] [gemm] [trace]   (default: all)
 #
 # Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
 # Exit status: nonzero if any step failed.
@@ -12,7 +13,7 @@ export NCCL_NVLS_ENABLE=0
 B=${BUILD:-build}
 OUT=${OUT:-/tmp/iris-gpu-suite}
 mkdir -p "$OUT"
-steps=${*:-tests mpi samples memcheck bench launch gemm trace}
+steps=${*:-tests mpi samples memcheck bench ccl launch gemm trace}
 summary=()
 status=0
 step() {  # step NAME LOGFILE TIMEOUT CMD...
@@ -79,6 +80,15 @@ for s in $steps; do
     # shellcheck disable=SC2086
     step "iris-bench p2p" bench_p2p.log 600 "$B/bin/iris-bench" p2p --json "$OUT/bench_p2p.json" ${BENCH_ARGS:-}
     cat "$OUT/bench_p2p.log"
+    ;;
+  ccl)
+    # The collectives against NCCL on the same buffers (nccl-tests' columns), one rank per
+    # GPU; on one GPU, 2 ranks share it and NCCL reports SKIPPED. CCL_ARGS adds options.
+    share=""; [ "$ngpu" -lt 2 ] && share="--ranks 2 --share-gpus"
+    # shellcheck disable=SC2086
+    step "iris-bench ccl" bench_ccl.log 600 "$B/bin/iris-bench" ccl --json "$OUT/bench_ccl.json" \
+      --svg "$OUT/bench_ccl.svg" $share ${CCL_ARGS:-}
+    cat "$OUT/bench_ccl.log"
     ;;
   launch)
     # Host time Program::launch adds over launch_raw, sample 07's kernel.

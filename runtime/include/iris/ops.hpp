@@ -1,0 +1,87 @@
+// GEMMs fused with their communication, written in .iris (dsl/ops/) and compiled
+// through the JIT on first use, like the collectives (iris/ccl.hpp). C = A x B with A
+// [M, K] and B [K, N] row-major, bf16 or f16, f32 accumulation; on H100/H200 the GEMM is
+// the warp-specialized TMA + wgmma kernel. Every rank calls the same ops in the same
+// order with tensors of the same shapes, on the symmetric heap.
+//
+//   iris::ops::matmul_all_reduce(ctx, A, B, C);          // C = sum over ranks of A_r B_r
+//   iris::ops::matmul_all_reduce(ctx, A, B, C, {.schedule = iris::ops::Schedule::producer_consumer});
+#pragma once
+
+#include <cstdint>
+
+#include "iris/ccl.hpp"
+#include "iris/context.hpp"
+#include "iris/tensor.hpp"
+
+namespace iris::ops {
+
+// How the GEMM and the communication meet.
+//  unfused: the GEMM, then the collective of iris/ccl.hpp (any of its algorithms).
+//  bulk_synchronous: the GEMM announces each finished tile to every rank; then, on the
+//    same stream, a kernel reduces or moves each tile once every rank has it.
+//  producer_consumer: the same two kernels on two streams, so the communication of
+//    finished tiles overlaps the GEMM of the rest (the consumer runs on at most a
+//    quarter of the SMs, which leaves the GEMM room to finish).
+//  fused: the GEMM's epilogue does the communication (matmul_all_scatter only).
+enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused };
+
+struct Options {
+  Schedule schedule = Schedule::automatic;
+  // unfused: the collective's algorithm; bulk_synchronous and producer_consumer: one_shot
+  // (every rank reads every rank's tiles) or two_shot (each rank reduces 1/world of them
+  // and writes them to every rank); automatic picks by size.
+  ccl::Algorithm algorithm = ccl::Algorithm::automatic;
+  int block_m = 128;  // the GEMM's tile: 64 or 128 rows,
+  int block_n = 256;  // 64, 128, 192 or 256 columns
+  Stream stream = nullptr;  // default: the rank's stream
+};
+
+const char* name(Schedule s);
+
+namespace detail {
+struct Gemm {
+  DType dtype;
+  const void* a;
+  const void* b;
+  void* c;
+  std::int64_t m, n, k;
+};
+void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& o);
+void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& o);
+void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& o);
+void all_gather_matmul(Context& ctx, const Gemm& g, const Options& o);
+// Checks A [M, K], B [K, N] and C [M * rows_num / rows_den, N * cols_mul] (throws
+// naming `what` otherwise).
+Gemm check(const char* what, DType dt, const Shape& a, const Shape& b, const Shape& c, const void* pa, const void* pb,
+           void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul);
+}  // namespace detail
+
+// C [M, world * N] = [A B_0, A B_1, ...]: rank r's B [K, N] gives columns r * N.. on
+// every rank (a column-parallel linear layer whose output every rank needs).
+template <class T>
+void matmul_all_scatter(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
+  detail::matmul_all_scatter(ctx, detail::check("matmul_all_scatter", dtype_of_v<T>, A.shape(), B.shape(), C.shape(),
+                                                A.data(), B.data(), C.data(), 1, 1, ctx.world()), o);
+}
+// C [M, N] = sum over ranks of A_r B_r (K split over the ranks: a row-parallel layer).
+template <class T>
+void matmul_all_reduce(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
+  detail::matmul_all_reduce(ctx, detail::check("matmul_all_reduce", dtype_of_v<T>, A.shape(), B.shape(), C.shape(),
+                                               A.data(), B.data(), C.data(), 1, 1, 1), o);
+}
+// C [M / world, N] = rows rank * M / world.. of the sum over ranks of A_r B_r.
+template <class T>
+void matmul_reduce_scatter(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
+  detail::matmul_reduce_scatter(ctx, detail::check("matmul_reduce_scatter", dtype_of_v<T>, A.shape(), B.shape(),
+                                                   C.shape(), A.data(), B.data(), C.data(), 1, ctx.world(), 1), o);
+}
+// C [world * M, N] = [A_0; A_1; ...] B: every rank's rows of A [M, K] gathered, times B
+// (sequence-parallel input into a column-parallel layer).
+template <class T>
+void all_gather_matmul(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
+  detail::all_gather_matmul(ctx, detail::check("all_gather_matmul", dtype_of_v<T>, A.shape(), B.shape(), C.shape(),
+                                               A.data(), B.data(), C.data(), ctx.world(), 1, 1), o);
+}
+
+}  // namespace iris::ops

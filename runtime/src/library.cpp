@@ -1,0 +1,159 @@
+#include "library.hpp"
+
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "compiler/driver/stdlib.hpp"
+#include "compiler/sema/sema.hpp"
+#include "iris/jit.hpp"
+
+namespace iris::library {
+
+namespace {
+
+bool is_float_type(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+struct Scratch {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
+// What a context keeps for the library.
+struct State {
+  Context* ctx = nullptr;
+  int share = 1;
+  std::map<std::string, std::unique_ptr<Instance>> instances;
+  std::map<std::string, Scratch> scratch;
+  StreamHandle* side = nullptr;
+  EventHandle* forked = nullptr;
+  EventHandle* joined = nullptr;
+  ~State() {
+    auto& bk = backend::active();
+    if (side) bk.stream_destroy(side);
+    if (forked) bk.event_destroy(forked);
+    if (joined) bk.event_destroy(joined);
+  }
+};
+
+State& state(Context& ctx) {
+  auto p = ctx.attachment("iris::library", [&ctx]() -> std::shared_ptr<void> {
+    auto s = std::make_shared<State>();
+    s->ctx = &ctx;
+    const std::vector<int> devices = ctx.all_gather(ctx.device());
+    s->share = 0;
+    for (int d : devices) s->share += d == ctx.device();
+    return s;
+  });
+  return *static_cast<State*>(p.get());
+}
+
+// `bytes` zeroed on every rank before any rank goes on (so no peer signals into memory
+// that is still to be cleared).
+void* zeroed_heap(Context& ctx, std::size_t bytes) {
+  void* p = ctx.heap_alloc(bytes);
+  backend::active().memset(p, 0, bytes);
+  return p;
+}
+
+}  // namespace
+
+int share(Context& ctx) { return state(ctx).share; }
+
+Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
+                   std::map<std::string, std::int64_t> defines) {
+  State& st = state(ctx);
+  defines["SHARE"] = st.share;
+  std::string key = file + ":" + kernel;
+  for (const auto& [n, v] : defines) key += ";" + n + "=" + std::to_string(v);
+  auto it = st.instances.find(key);
+  if (it != st.instances.end()) return *it->second;
+  const char* source = irisc::stdlib_file(file);
+  if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
+  JitOptions jo;
+  jo.defines = std::move(defines);
+  auto inst = std::make_unique<Instance>();
+  inst->program = jit_program(ctx, source, "dsl/" + file, jo);
+  inst->kernel = kernel;
+  inst->state = zeroed_heap(ctx, 2 * sizeof(std::uint64_t));
+  inst->sync = zeroed_heap(ctx, kSyncPerRank * static_cast<std::size_t>(ctx.world()) * sizeof(std::uint64_t));
+  ctx.barrier();
+  return *st.instances.emplace(key, std::move(inst)).first->second;
+}
+
+void* tile_flags(Context& ctx, Instance& in, std::size_t count) {
+  if (in.tile_flag_count < count) {
+    // Every rank is past the calls that used the old flags before any frees them.
+    ctx.synchronize();
+    ctx.barrier();
+    if (in.tile_flags) ctx.heap_free(in.tile_flags);
+    in.tile_flags = zeroed_heap(ctx, count * sizeof(std::uint64_t));
+    in.tile_flag_count = count;
+    ctx.barrier();
+  }
+  return in.tile_flags;
+}
+
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes) {
+  Scratch& s = state(ctx).scratch[name];
+  if (s.bytes < bytes) {
+    if (s.ptr) {
+      ctx.synchronize();  // no queued call still uses the old buffer
+      ctx.barrier();
+      ctx.heap_free(s.ptr);
+    }
+    s.ptr = ctx.heap_alloc(bytes);
+    s.bytes = bytes;
+  }
+  return s.ptr;
+}
+
+Stream side_stream(Context& ctx) {
+  State& st = state(ctx);
+  if (!st.side) {
+    auto& bk = backend::active();
+    st.side = bk.stream_create();
+    st.forked = bk.event_create();
+    st.joined = bk.event_create();
+  }
+  return st.side;
+}
+
+void fork(Context& ctx, Stream first, Stream second) {
+  State& st = state(ctx);
+  side_stream(ctx);
+  backend::active().event_record(st.forked, first);
+  backend::active().stream_wait_event(second, st.forked);
+}
+
+void join(Context& ctx, Stream first, Stream second) {
+  State& st = state(ctx);
+  side_stream(ctx);
+  backend::active().event_record(st.joined, second);
+  backend::active().stream_wait_event(first, st.joined);
+}
+
+std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces) {
+  const auto t = static_cast<irisc::tir::ScalarType>(dt);
+  std::map<std::string, std::int64_t> d{{"T", irisc::type_define(t)}};
+  if (reduces) d["A"] = irisc::type_define(is_float_type(dt) ? irisc::tir::ScalarType::f32 : t);
+  return d;
+}
+
+Arg buffer(const void* p, DType dt, Shape shape) {
+  std::size_t n = 1;
+  for (auto d : shape) n *= static_cast<std::size_t>(d);
+  return Arg::heap_buffer(const_cast<void*>(p), dt, std::move(shape), n * dtype_size(dt));
+}
+
+Arg state_arg(const Instance& in) { return Arg::device_buffer(in.state, DType::u64, Shape{2}, 16); }
+
+Arg sync_arg(Context& ctx, const Instance& in) {
+  const std::size_t n = kSyncPerRank * static_cast<std::size_t>(ctx.world());
+  return Arg::heap_buffer(in.sync, DType::u64, Shape{static_cast<std::int64_t>(n)}, n * sizeof(std::uint64_t));
+}
+
+void require_on_heap(Context& ctx, const char* what, const void* p) {
+  if (!ctx.in_heap(p)) throw Error(std::string(what) + ": the tensors must live on the symmetric heap (made by Context)");
+}
+
+}  // namespace iris::library

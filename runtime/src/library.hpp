@@ -1,0 +1,57 @@
+// What the standard-library APIs (iris/ccl.hpp, iris/ops.hpp) share: the kernels of
+// dsl/ compiled through the JIT once per context and set of defines, each with its epoch
+// state and flags on the heap, and named symmetric scratch buffers. Every call here is
+// collective: every rank makes the same calls in the same order.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "iris/context.hpp"
+#include "iris/program.hpp"
+
+namespace iris::library {
+
+// Flags per rank in an instance's `sync`: arrival and departure, and the ring's step
+// flags and counters (dsl/ccl/common.iris).
+constexpr std::size_t kSyncPerRank = 6;
+
+// One kernel of dsl/ as this context runs it: its program, its epoch state (local,
+// u64[2]) and its flags (symmetric, u64[kSyncPerRank * world]), made on first use.
+struct Instance {
+  Program program;
+  std::string kernel;
+  void* state = nullptr;
+  void* sync = nullptr;
+  // Per-tile flags of the producer-consumer ops (symmetric, zeroed when grown).
+  void* tile_flags = nullptr;
+  std::size_t tile_flag_count = 0;
+};
+
+// Ranks of this job on this rank's GPU.
+int share(Context& ctx);
+// The kernel `kernel` of dsl/<file> for these defines (SHARE is added), compiled and
+// set up on first use.
+Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
+                   std::map<std::string, std::int64_t> defines);
+// At least `count` zeroed tile flags of `in`, grown collectively.
+void* tile_flags(Context& ctx, Instance& in, std::size_t count);
+// The symmetric buffer `name` of at least `bytes`, grown collectively.
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes);
+// A second stream of this rank's, for the consumers of the producer-consumer ops.
+Stream side_stream(Context& ctx);
+// `second` starts after what is on `first` so far; then `first` continues after what
+// `second` got meanwhile (fork, join).
+void fork(Context& ctx, Stream first, Stream second);
+void join(Context& ctx, Stream first, Stream second);
+
+// T (and A, the type sums accumulate in, for reductions) as defines.
+std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces);
+Arg buffer(const void* p, DType dt, Shape shape);
+Arg state_arg(const Instance& in);
+Arg sync_arg(Context& ctx, const Instance& in);
+void require_on_heap(Context& ctx, const char* what, const void* p);
+
+}  // namespace iris::library

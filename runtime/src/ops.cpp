@@ -1,0 +1,185 @@
+// The fused ops (iris/ops.hpp): the GEMMs of dsl/ops/matmul.iris with the consumers of
+// dsl/ops/ (or the collectives of iris/ccl.hpp), through library.hpp's instances.
+#include "iris/ops.hpp"
+
+#include "library.hpp"
+
+namespace iris::ops {
+
+const char* name(Schedule s) {
+  switch (s) {
+    case Schedule::automatic: return "automatic";
+    case Schedule::unfused: return "unfused";
+    case Schedule::bulk_synchronous: return "bulk_synchronous";
+    case Schedule::producer_consumer: return "producer_consumer";
+    case Schedule::fused: return "fused";
+  }
+  return "?";
+}
+
+namespace {
+
+using detail::Gemm;
+using library::buffer;
+using library::Instance;
+using library::instance;
+using library::state_arg;
+using library::sync_arg;
+
+std::string shape_text(const Shape& s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+Stream stream_of(Context& ctx, const Options& o) { return o.stream ? o.stream : ctx.stream(); }
+
+std::map<std::string, std::int64_t> gemm_defines(const Gemm& g, const Options& o) {
+  auto d = library::type_defines(g.dtype, false);
+  d["BM"] = o.block_m;
+  d["BN"] = o.block_n;
+  return d;
+}
+
+void check_tile(const char* what, const Options& o) {
+  const bool rows = o.block_m == 64 || o.block_m == 128;
+  const bool cols = o.block_n == 64 || o.block_n == 128 || o.block_n == 192 || o.block_n == 256;
+  if (!rows || !cols) {
+    throw Error(std::string(what) + ": the GEMM tile " + std::to_string(o.block_m) + " x " + std::to_string(o.block_n) +
+                " is not one of 64 or 128 rows by 64, 128, 192 or 256 columns");
+  }
+}
+
+Schedule schedule_of(const char* what, Schedule asked, std::initializer_list<Schedule> allowed) {
+  if (asked == Schedule::automatic) return *allowed.begin();
+  for (Schedule s : allowed) {
+    if (s == asked) return s;
+  }
+  std::string names;
+  for (Schedule s : allowed) names += std::string(names.empty() ? "" : ", ") + name(s);
+  throw Error(std::string(what) + " has no " + name(asked) + " schedule (it has " + names + ")");
+}
+
+// C = A x B into `c` of shape [m, n] (a local or heap buffer).
+void plain_matmul(Context& ctx, const Gemm& g, const void* a, std::int64_t m, void* c, const Options& o, Stream s) {
+  Instance& mm = instance(ctx, "ops/matmul.iris", "matmul", gemm_defines(g, o));
+  mm.program.launch(mm.kernel, {buffer(a, g.dtype, {m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(c, g.dtype, {m, g.n})},
+                    s);
+}
+
+// The GEMM into the heap scratch P, announcing each tile, then `consumer` of `file`
+// with (P, C of shape c_shape, flags, state, sync): on the same stream or beside it.
+void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule schedule, const std::string& file,
+                         const std::string& consumer, Shape c_shape) {
+  Instance& cons = instance(ctx, file, consumer, gemm_defines(g, o));
+  Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o));
+  const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
+  const std::int64_t count = tiles * ctx.world();
+  void* flags = library::tile_flags(ctx, cons, static_cast<std::size_t>(count));
+  void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
+  const Arg flags_arg = Arg::heap_buffer(flags, DType::u64, Shape{count}, static_cast<std::size_t>(count) * 8);
+  Stream s = stream_of(ctx, o);
+  Stream side = s;
+  if (schedule == Schedule::producer_consumer) {
+    side = library::side_stream(ctx);
+    library::fork(ctx, s, side);
+  }
+  prod.program.launch(prod.kernel,
+                      {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                       buffer(p, g.dtype, {g.m, g.n}), flags_arg, state_arg(cons)},
+                      s);
+  cons.program.launch(cons.kernel,
+                      {buffer(p, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, std::move(c_shape)), flags_arg,
+                       state_arg(cons), sync_arg(ctx, cons)},
+                      side);
+  if (side != s) library::join(ctx, s, side);
+}
+
+}  // namespace
+
+namespace detail {
+
+Gemm check(const char* what, DType dt, const Shape& a, const Shape& b, const Shape& c, const void* pa, const void* pb,
+           void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul) {
+  if (dt != DType::bf16 && dt != DType::f16 && dt != DType::f32) {
+    throw Error(std::string(what) + ": the operands are " + std::string(dtype_name(dt)) + "; bf16, f16 or f32 expected");
+  }
+  if (a.size() != 2 || b.size() != 2 || c.size() != 2 || a[1] != b[0]) {
+    throw Error(std::string(what) + ": A " + shape_text(a) + " and B " + shape_text(b) +
+                " are not [M, K] and [K, N] (and C " + shape_text(c) + " 2-D)");
+  }
+  const Gemm g{dt, pa, pb, pc, a[0], b[1], a[1]};
+  if (g.m % rows_den != 0) {
+    throw Error(std::string(what) + ": M = " + std::to_string(g.m) + " does not split into " + std::to_string(rows_den) +
+                " equal row blocks");
+  }
+  const Shape want{g.m * rows_num / rows_den, g.n * cols_mul};
+  if (c != want) throw Error(std::string(what) + ": C is " + shape_text(c) + ", expected " + shape_text(want));
+  return g;
+}
+
+void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& o) {
+  schedule_of("matmul_all_scatter", o.schedule, {Schedule::fused});
+  check_tile("matmul_all_scatter", o);
+  library::require_on_heap(ctx, "matmul_all_scatter", g.c);
+  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o));
+  // Peers store into this rank's C: not before every rank is done with its C of the
+  // last call, and the call ends once every rank has stored all of its tiles.
+  Stream s = stream_of(ctx, o);
+  ctx.device_barrier(s);
+  in.program.launch(in.kernel,
+                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                     buffer(g.c, g.dtype, {g.m, g.n * ctx.world()})},
+                    s);
+  ctx.device_barrier(s);
+}
+
+void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& o) {
+  const Schedule sc = schedule_of("matmul_all_reduce", o.schedule,
+                                  {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
+  check_tile("matmul_all_reduce", o);
+  library::require_on_heap(ctx, "matmul_all_reduce", g.c);
+  const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
+  if (sc == Schedule::unfused) {
+    void* p = library::scratch(ctx, "ops.partial", bytes);
+    plain_matmul(ctx, g, g.a, g.m, p, o, stream_of(ctx, o));
+    ccl::detail::all_reduce(ctx, g.dtype, p, g.c, static_cast<std::size_t>(g.m * g.n),
+                            {ccl::ReduceOp::sum, o.algorithm, o.stream});
+    return;
+  }
+  const ccl::Algorithm a = ccl::choose_all_reduce(o.algorithm, bytes, ctx.world(), g.dtype, ccl::ReduceOp::sum);
+  if (a != ccl::Algorithm::one_shot && a != ccl::Algorithm::two_shot) {
+    throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule reduces tiles one_shot or two_shot, not " +
+                ccl::name(a) + " (the unfused schedule runs every algorithm)");
+  }
+  produce_and_consume(ctx, g, o, sc, "ops/matmul_all_reduce.iris",
+                      a == ccl::Algorithm::one_shot ? "reduce_tiles_one_shot" : "reduce_tiles_two_shot", {g.m, g.n});
+}
+
+void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& o) {
+  const Schedule sc = schedule_of("matmul_reduce_scatter", o.schedule,
+                                  {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
+  check_tile("matmul_reduce_scatter", o);
+  const std::int64_t rows = g.m / ctx.world();
+  if (sc == Schedule::unfused) {
+    void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
+    plain_matmul(ctx, g, g.a, g.m, p, o, stream_of(ctx, o));
+    ccl::detail::reduce_scatter(ctx, g.dtype, p, g.c, static_cast<std::size_t>(rows * g.n),
+                                {ccl::ReduceOp::sum, ccl::Algorithm::automatic, o.stream});
+    return;
+  }
+  produce_and_consume(ctx, g, o, sc, "ops/matmul_reduce_scatter.iris", "reduce_scatter_tiles", {rows, g.n});
+}
+
+void all_gather_matmul(Context& ctx, const Gemm& g, const Options& o) {
+  schedule_of("all_gather_matmul", o.schedule, {Schedule::unfused});
+  check_tile("all_gather_matmul", o);
+  const std::int64_t rows = g.m * ctx.world();
+  void* gathered = library::scratch(ctx, "ops.gathered", static_cast<std::size_t>(rows * g.k) * dtype_size(g.dtype));
+  ccl::detail::all_gather(ctx, g.dtype, g.a, gathered, static_cast<std::size_t>(g.m * g.k),
+                          {ccl::ReduceOp::sum, ccl::Algorithm::automatic, o.stream});
+  plain_matmul(ctx, g, gathered, rows, g.c, o, stream_of(ctx, o));
+}
+
+}  // namespace detail
+}  // namespace iris::ops

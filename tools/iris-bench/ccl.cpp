@@ -1,0 +1,553 @@
+// iris-bench ccl: every collective of iris/ccl.hpp (each all_reduce algorithm on its
+// own) over a sweep of sizes, out of place and in place, checked, then timed the way
+// nccl-tests times (the average of a batch of back-to-back calls), with NCCL on the same
+// buffers in the same run. Columns follow nccl-tests'; the variant comes last.
+#include "ccl.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+#include <nlohmann/json.hpp>
+
+#include "ccl_reference.hpp"
+#include "iris/ccl.hpp"
+#include "iris/iris.hpp"
+#include "nccl.hpp"
+#include "plot_svg.hpp"
+
+namespace iris::bench {
+namespace {
+
+// The all_reduce algorithms timed one by one (automatic is timed too, after them, with
+// the one it picked shown). A new ccl::Algorithm is added here.
+constexpr ccl::Algorithm kAllReduceAlgorithms[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
+                                                   ccl::Algorithm::atomic};
+constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
+                                       Collective::all_to_all, Collective::broadcast};
+constexpr DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::u32, DType::u64};
+constexpr ccl::ReduceOp kReduceOps[] = {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min};
+
+bool reduces(Collective c) { return c == Collective::all_reduce || c == Collective::reduce_scatter; }
+
+// nccl-tests' bus bandwidth factor: what each rank's links carry relative to the size.
+double bus_factor(Collective c, int world) {
+  const double n = world;
+  switch (c) {
+    case Collective::all_reduce: return 2 * (n - 1) / n;
+    case Collective::all_gather:
+    case Collective::reduce_scatter:
+    case Collective::all_to_all: return (n - 1) / n;
+    case Collective::broadcast: return 1;
+  }
+  return 1;
+}
+
+template <class T, std::size_t N, class Name>
+T parse_name(const T (&all)[N], const std::string& s, const char* what, Name name) {
+  std::string known;
+  for (T x : all) {
+    if (s == name(x)) return x;
+    known += (known.empty() ? "" : ", ") + std::string(name(x));
+  }
+  throw Error(std::string(what) + ": unknown '" + s + "' (known: " + known + ")");
+}
+
+DType parse_dtype(const std::string& s) {
+  return parse_name(kDTypes, s, "--dtypes", [](DType t) { return std::string(dtype_name(t)); });
+}
+ccl::ReduceOp parse_redop(const std::string& s) {
+  return parse_name(kReduceOps, s, "--redops", [](ccl::ReduceOp op) { return std::string(ccl::name(op)); });
+}
+Collective parse_collective(const std::string& s) {
+  return parse_name(kCollectives, s, "--collectives", [](Collective c) { return std::string(name(c)); });
+}
+ccl::Algorithm parse_algorithm(const std::string& s) {
+  if (s == ccl::name(ccl::Algorithm::automatic)) return ccl::Algorithm::automatic;
+  return parse_name(kAllReduceAlgorithms, s, "--algorithms (or automatic)",
+                    [](ccl::Algorithm a) { return std::string(ccl::name(a)); });
+}
+
+// One line of a table: a library (and all_reduce algorithm) doing one collective.
+struct Variant {
+  Collective collective;
+  bool nccl = false;
+  ccl::Algorithm algorithm = ccl::Algorithm::automatic;  // iris all_reduce
+  std::string label() const {
+    if (nccl) return "NCCL";
+    return collective == Collective::all_reduce ? std::string("iris ") + ccl::name(algorithm) : "iris";
+  }
+};
+
+struct Measurement {
+  bool ran = false;
+  std::string why_not;    // when it did not run
+  double us = 0;          // per call, the slowest rank's
+  std::size_t wrong = 0;  // elements, summed over ranks
+};
+
+struct Row {
+  Variant variant;
+  std::string block;  // "all_reduce f32 sum": one table
+  DType dtype;
+  std::string redop;  // "none" where nothing reduces
+  int root = -1;
+  std::size_t bytes = 0, count = 0;  // nccl-tests' size and count
+  std::string picked;                // iris automatic: the algorithm that ran
+  Measurement place[2];              // out of place, in place
+};
+
+// Where a rank's input goes and its output comes out: out of place, input in `a` and
+// output in `b`; in place as nccl.h defines it, all in `b`.
+struct Placement {
+  char* in;
+  char* out;
+};
+Placement placement(const CclCall& c, bool in_place, int rank, char* a, char* b) {
+  if (!in_place) return {a, b};
+  const std::size_t mine = c.n * dtype_size(c.dtype) * static_cast<std::size_t>(rank);
+  if (c.collective == Collective::all_gather) return {b + mine, b};
+  if (c.collective == Collective::reduce_scatter) return {b, b + mine};
+  return {b, b};
+}
+
+// Why a variant cannot make this call ("" when it can).
+std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
+  if (c.collective == Collective::all_to_all && in_place) {
+    return v.nccl ? "NCCL's all-to-all is out of place only"
+                  : "iris::ccl::all_to_all is out of place only (peers write what it reads)";
+  }
+  if (c.collective == Collective::broadcast && !in_place && !v.nccl) return "iris::ccl::broadcast is in place only";
+  if (!v.nccl && c.collective == Collective::all_reduce) {
+    try {
+      ccl::choose_all_reduce(v.algorithm, c.n * dtype_size(c.dtype), c.world, c.dtype, c.op);
+    } catch (const Error& e) {
+      return e.what();
+    }
+  }
+  return "";
+}
+
+// Enqueues one call on the rank's stream. iris::ccl's typed API takes whole tensors;
+// nccl.h's in-place forms address a slice of one buffer, so the pointer entry points
+// behind it are called here.
+void enqueue(Context& ctx, samples::Nccl* nccl, const Variant& v, const CclCall& c, const Placement& p) {
+  const Stream s = ctx.stream();
+  if (v.nccl) {
+    switch (c.collective) {
+      case Collective::all_reduce: nccl->all_reduce(p.in, p.out, c.n, c.dtype, c.op, s); return;
+      case Collective::all_gather: nccl->all_gather(p.in, p.out, c.n, c.dtype, s); return;
+      case Collective::reduce_scatter: nccl->reduce_scatter(p.in, p.out, c.n, c.dtype, c.op, s); return;
+      case Collective::all_to_all: nccl->all_to_all(p.in, p.out, c.n, c.dtype, s); return;
+      case Collective::broadcast: nccl->broadcast(p.in, p.out, c.n, c.dtype, c.root, s); return;
+    }
+    return;
+  }
+  ccl::Options o;
+  o.op = c.op;
+  o.algorithm = v.algorithm;
+  switch (c.collective) {
+    case Collective::all_reduce: ccl::detail::all_reduce(ctx, c.dtype, p.in, p.out, c.n, o); return;
+    case Collective::all_gather: ccl::detail::all_gather(ctx, c.dtype, p.in, p.out, c.n, o); return;
+    case Collective::reduce_scatter: ccl::detail::reduce_scatter(ctx, c.dtype, p.in, p.out, c.n, o); return;
+    case Collective::all_to_all: ccl::detail::all_to_all(ctx, c.dtype, p.in, p.out, c.n, o); return;
+    case Collective::broadcast: ccl::detail::broadcast(ctx, c.dtype, p.out, c.n, c.root, o); return;
+  }
+}
+
+// One call on fresh inputs, every output element compared with the host reference.
+// Returns the wrong elements of every rank together.
+std::size_t check(Context& ctx, samples::Nccl* nccl, const Variant& v, const CclCall& c, bool in_place, char* a,
+                  char* b) {
+  const std::size_t es = dtype_size(c.dtype);
+  const std::size_t in_bytes = input_count(c) * es, out_bytes = output_count(c) * es;
+  const Placement p = placement(c, in_place, ctx.rank(), a, b);
+  // All ones (NaN in the float types) where the output goes, so a write that never
+  // happens shows; then the input.
+  std::vector<unsigned char> host(std::max(in_bytes, out_bytes), 0xff);
+  ctx.copy_from_host(b, host.data(), host.size());
+  write_input(c, ctx.rank(), host.data());
+  ctx.copy_from_host(p.in, host.data(), in_bytes);
+  ctx.barrier();
+  enqueue(ctx, nccl, v, c, p);
+  ctx.synchronize();
+  ctx.copy_to_host(host.data(), p.out, out_bytes);
+  const std::uint64_t mine = count_wrong(c, ctx.rank(), host.data());
+  std::uint64_t all = 0;
+  for (std::uint64_t w : ctx.all_gather(mine)) all += w;
+  ctx.barrier();
+  return static_cast<std::size_t>(all);
+}
+
+// Microseconds per call: `warmup` calls, then every rank starts a batch of `iters`
+// back-to-back calls after a host barrier; the batch's time (CUDA events on the rank's
+// stream; std::chrono on the host backend, whose streams run work as it is enqueued)
+// over iters, the slowest rank's.
+double time_us(Context& ctx, const std::function<void()>& call, int warmup, int iters) {
+  for (int i = 0; i < warmup; ++i) call();
+  ctx.barrier();
+  double ms = 0;
+  if (ctx.on_host()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < iters; ++i) call();
+    ctx.synchronize();
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  } else {
+    EventTimer t(ctx.stream());
+    t.start();
+    for (int i = 0; i < iters; ++i) call();
+    ms = t.stop();
+  }
+  const double mine = ms * 1e3 / iters;
+  const std::vector<double> all = ctx.all_gather(mine);
+  ctx.barrier();
+  return *std::max_element(all.begin(), all.end());
+}
+
+// min, min * factor, ... up to max (nccl-tests' -b -f -e), and max itself where the
+// factor steps over it (8 B x 4 reaches 128 MiB, then 256 MiB).
+std::vector<std::size_t> sweep(const CclBenchOptions& o) {
+  if (!o.sizes.empty()) return o.sizes;
+  std::vector<std::size_t> out;
+  for (double s = static_cast<double>(o.min_bytes); s <= static_cast<double>(o.max_bytes);
+       s = std::max(s + 1, std::floor(s * o.factor))) {
+    out.push_back(static_cast<std::size_t>(s));
+  }
+  if (out.back() != o.max_bytes) out.push_back(o.max_bytes);
+  return out;
+}
+
+// The table's layout: nccl-tests' columns, then the variant.
+void print_block_header(const std::string& block) {
+  std::printf("#\n# %s\n", block.c_str());
+  std::printf("#%70s%33s\n", "out-of-place", "in-place");
+  std::printf("#%11s %13s %6s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s  %s\n", "size", "count", "type", "redop", "root",
+              "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "variant");
+  std::printf("#%11s %13s %6s %6s %6s %9s %8s %8s %6s %9s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
+              "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
+}
+
+void print_row(const Row& r, int world) {
+  std::printf("%12zu %13zu %6s %6s %6d", r.bytes, r.count, std::string(dtype_name(r.dtype)).c_str(), r.redop.c_str(),
+              r.root);
+  for (const Measurement& m : r.place) {
+    if (!m.ran) {
+      std::printf(" %9s %8s %8s %6s", "n/a", "", "", "");
+      continue;
+    }
+    const double algbw = static_cast<double>(r.bytes) / (m.us * 1e-6) / 1e9;
+    std::printf(m.us < 1e5 ? " %9.2f" : " %9.0f", m.us);
+    std::printf(" %8.2f %8.2f %6zu", algbw, algbw * bus_factor(r.variant.collective, world), m.wrong);
+  }
+  std::printf("  %s%s\n", r.variant.label().c_str(), r.picked.empty() ? "" : (" -> " + r.picked).c_str());
+  std::fflush(stdout);
+}
+
+// Under a table: why its n/a cells did not run, each reason once.
+void print_not_run(const std::vector<Row>& rows, std::size_t first) {
+  std::vector<std::string> said;
+  for (std::size_t i = first; i < rows.size(); ++i) {
+    const Measurement* m = rows[i].place;
+    for (int pl = 0; pl < 2; ++pl) {
+      if (m[pl].ran) continue;
+      const bool both = !m[1 - pl].ran && m[0].why_not == m[1].why_not;
+      if (both && pl == 1) break;
+      const std::string line =
+          rows[i].variant.label() + (both ? "" : pl ? ", in place" : ", out of place") + ": " + m[pl].why_not;
+      if (std::find(said.begin(), said.end(), line) != said.end()) continue;
+      said.push_back(line);
+      std::printf("# n/a: %s\n", line.c_str());
+    }
+  }
+}
+
+// After a table with NCCL in it: per size, the fastest iris variant against NCCL in the
+// same placement (out of place; in place for broadcast).
+void print_against_nccl(const std::vector<Row>& rows, const std::string& block) {
+  std::map<std::size_t, std::pair<const Row*, const Row*>> best;  // bytes -> (iris, NCCL)
+  const int pl = rows.empty() || rows.front().variant.collective != Collective::broadcast ? 0 : 1;
+  for (const Row& r : rows) {
+    if (r.block != block || !r.place[pl].ran) continue;
+    auto& [iris, nccl] = best[r.bytes];
+    if (r.variant.nccl) nccl = &r;
+    else if (!iris || r.place[pl].us < iris->place[pl].us) iris = &r;
+  }
+  bool header = false;
+  for (const auto& [bytes, pair] : best) {
+    const auto [iris, nccl] = pair;
+    if (!iris || !nccl) continue;
+    if (!header) {
+      std::printf("# %s against NCCL (%s): size, fastest iris variant, its time, NCCL's, NCCL time / iris time\n",
+                  block.c_str(), pl ? "in place" : "out of place");
+      header = true;
+    }
+    std::printf("#   %10s  %-22s %9.2f us %9.2f us  %5.2fx\n", format_bytes(bytes).c_str(),
+                iris->variant.label().c_str(), iris->place[pl].us, nccl->place[pl].us,
+                nccl->place[pl].us / iris->place[pl].us);
+  }
+}
+
+nlohmann::json measurement_json(const Measurement& m, const Row& r, int world) {
+  if (!m.ran) return {{"ran", false}, {"why_not", m.why_not}};
+  const double algbw = static_cast<double>(r.bytes) / (m.us * 1e-6) / 1e9;
+  return {{"ran", true},
+          {"time_us", m.us},
+          {"algbw_gbps", algbw},
+          {"busbw_gbps", algbw * bus_factor(r.variant.collective, world)},
+          {"wrong", m.wrong}};
+}
+
+void write_svg(const std::string& path, const std::vector<Row>& rows, const std::string& title) {
+  std::vector<PlotPanel> panels;
+  std::map<std::string, std::size_t> colors;  // variant label -> palette index, the same in every panel
+  for (const Row& r : rows) {
+    if (panels.empty() || panels.back().title != r.block) panels.push_back({r.block, {}});
+    const std::string label = r.variant.label();
+    const std::size_t color = colors.emplace(label, colors.size()).first->second;
+    for (int pl = 0; pl < 2; ++pl) {
+      if (!r.place[pl].ran) continue;
+      const std::string name = label + (pl ? ", in place" : ", out of place");
+      auto& series = panels.back().series;
+      auto it = std::find_if(series.begin(), series.end(), [&](const PlotSeries& s) { return s.label == name; });
+      if (it == series.end()) {
+        series.push_back({name, plot_color(color), pl == 1, {}});
+        it = series.end() - 1;
+      }
+      it->points.emplace_back(static_cast<double>(r.bytes), r.place[pl].us);
+    }
+  }
+  write_loglog_svg(path, title, "time per call against size (both log scales); solid: out of place, dashed: in place",
+                   "size (bytes, as nccl-tests counts it)", "time per call (us)", panels);
+}
+
+}  // namespace
+
+std::string all_reduce_algorithm_names() {
+  std::string out;
+  for (ccl::Algorithm a : kAllReduceAlgorithms) out += std::string(ccl::name(a)) + ",";
+  return out + ccl::name(ccl::Algorithm::automatic);
+}
+
+void check_options(const CclBenchOptions& o) {
+  for (const std::string& s : o.dtypes) parse_dtype(s);
+  for (const std::string& s : o.redops) parse_redop(s);
+  for (const std::string& s : o.collectives) parse_collective(s);
+  for (const std::string& s : o.algorithms) parse_algorithm(s);
+  if (o.dtypes.empty() || o.redops.empty()) throw Error("--dtypes and --redops need at least one name");
+  if (o.sizes.empty() && (o.min_bytes < 1 || o.max_bytes < o.min_bytes || !(o.factor > 1))) {
+    throw Error("the sweep needs 1 <= --min-bytes <= --max-bytes and --factor > 1");
+  }
+  for (std::size_t b : o.sizes) {
+    if (b == 0) throw Error("--sizes: every size must be at least 1 byte");
+  }
+  if (o.root < 0) throw Error("--root must be a rank");
+}
+
+int run_ccl(const CclBenchOptions& o) {
+  check_options(o);
+  const std::vector<std::size_t> sizes = sweep(o);
+  const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
+  std::vector<DType> dtypes;
+  for (const std::string& s : o.dtypes) dtypes.push_back(parse_dtype(s));
+  std::vector<ccl::ReduceOp> redops;
+  for (const std::string& s : o.redops) redops.push_back(parse_redop(s));
+  std::vector<Collective> collectives;
+  for (Collective c : kCollectives) {
+    if (o.collectives.empty() || std::find(o.collectives.begin(), o.collectives.end(), name(c)) != o.collectives.end()) {
+      collectives.push_back(c);
+    }
+  }
+  std::vector<ccl::Algorithm> algorithms;
+  for (ccl::Algorithm a : kAllReduceAlgorithms) algorithms.push_back(a);
+  algorithms.push_back(ccl::Algorithm::automatic);
+  if (!o.algorithms.empty()) {
+    std::erase_if(algorithms, [&](ccl::Algorithm a) {
+      return std::find(o.algorithms.begin(), o.algorithms.end(), ccl::name(a)) == o.algorithms.end();
+    });
+  }
+
+  // Two buffers of the largest size, and the collectives' scratch (in-place calls that
+  // stage their input) of as much again.
+  Options opt = o.options;
+  if (opt.heap_bytes == Options{}.heap_bytes) {
+    const std::size_t g = Options::kHeapGranularity;
+    opt.heap_bytes = std::max(opt.heap_bytes, (3 * largest + (std::size_t{64} << 20) + g - 1) / g * g);
+  }
+  // Before any thread starts: NCCL reads it in its init, NVLink multicast stays off.
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+
+  std::vector<Row> rows;  // rank 0's
+  std::string nccl_version, nccl_all_to_all, nccl_why, device_name, backend;
+  int world = 0, gpus = 0;
+  std::atomic<bool> wrong{false};  // set by every rank that saw a wrong result
+  bool printer = false;  // this process runs rank 0 (under mpirun, one process does)
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  const int rc = run(opt, [&](Context& ctx) {
+    const int me = ctx.rank(), W = ctx.world();
+    if (o.root >= W) throw Error("--root " + std::to_string(o.root) + " is not a rank (world " + std::to_string(W) + ")");
+    std::vector<int> devices = ctx.all_gather(ctx.device());
+    std::sort(devices.begin(), devices.end());
+    const int distinct = static_cast<int>(std::unique(devices.begin(), devices.end()) - devices.begin());
+    std::unique_ptr<samples::Nccl> nccl;
+    std::string why;
+    if (!o.nccl) why = "--no-nccl";
+    else if (ctx.on_host()) why = "the host backend has no GPUs";
+    else nccl = samples::Nccl::create(ctx, &why);
+    if (me == 0) {
+      printer = true;
+      world = W;
+      gpus = distinct;
+      device_name = ctx.device_name();
+      backend = ctx.backend();
+      nccl_why = why;
+      if (nccl) {
+        nccl_version = nccl->version();
+        nccl_all_to_all = nccl->all_to_all_method();
+      }
+      std::printf("# iris-bench ccl: %d ranks on %d x %s (%s backend), %s\n", W, distinct, device_name.c_str(),
+                  backend.c_str(), date);
+      std::printf("# time: per call, the average of a batch of %d back-to-back calls after %d warm-up calls, the "
+                  "slowest rank's (%s)\n",
+                  o.iters, o.warmup, ctx.on_host() ? "std::chrono" : "CUDA events on each rank's stream");
+      std::printf("# algbw = size / time; busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather, reduce_scatter, "
+                  "all_to_all, 1 broadcast (nccl-tests)\n");
+      std::printf("# checked once per case before timing: fresh random inputs against a host reference from every "
+                  "rank's input; #wrong counts elements over all ranks\n");
+      if (nccl) {
+        std::printf("# NCCL %s on the same buffers and stream (NCCL_NVLS_ENABLE=%s); all_to_all by %s\n",
+                    nccl_version.c_str(), std::getenv("NCCL_NVLS_ENABLE"), nccl_all_to_all.c_str());
+      } else {
+        std::printf("NCCL: SKIPPED (%s)\n", why.c_str());
+      }
+      std::fflush(stdout);
+    }
+    char* a = static_cast<char*>(ctx.heap_alloc(largest));
+    char* b = static_cast<char*>(ctx.heap_alloc(largest));
+    std::uint64_t calls = 0;  // seeds: every check gets fresh inputs
+    for (DType dt : dtypes) {
+      for (Collective coll : collectives) {
+        std::vector<Variant> variants;
+        if (coll == Collective::all_reduce) {
+          for (ccl::Algorithm al : algorithms) variants.push_back({coll, false, al});
+        } else {
+          variants.push_back({coll, false, ccl::Algorithm::automatic});
+        }
+        if (nccl) variants.push_back({coll, true, ccl::Algorithm::automatic});
+        const std::vector<ccl::ReduceOp> ops = reduces(coll) ? redops : std::vector<ccl::ReduceOp>{ccl::ReduceOp::sum};
+        for (ccl::ReduceOp op : ops) {
+          const std::string redop = reduces(coll) ? ccl::name(op) : "none";
+          const std::string block = std::string(name(coll)) + " " + std::string(dtype_name(dt)) +
+                                    (reduces(coll) ? " " + redop : "") +
+                                    (coll == Collective::broadcast ? " root " + std::to_string(o.root) : "");
+          if (me == 0) print_block_header(block);
+          const std::size_t first_row = me == 0 ? rows.size() : 0;  // rows are rank 0's alone
+          for (std::size_t bytes : sizes) {
+            const std::size_t elements = bytes / dtype_size(dt);
+            const bool split = coll == Collective::all_gather || coll == Collective::reduce_scatter ||
+                               coll == Collective::all_to_all;
+            CclCall c{coll, dt, op, coll == Collective::broadcast ? o.root : 0, split ? elements / W : elements, W, 0};
+            if (c.n == 0) continue;  // fewer elements than ranks
+            const std::size_t count = split ? c.n * static_cast<std::size_t>(W) : c.n;
+            for (const Variant& v : variants) {
+              Row r{v, block, dt, redop, coll == Collective::broadcast ? o.root : -1, count * dtype_size(dt), count,
+                    "", {}};
+              if (!v.nccl && coll == Collective::all_reduce && v.algorithm == ccl::Algorithm::automatic) {
+                r.picked = ccl::name(ccl::choose_all_reduce(v.algorithm, r.bytes, W, dt, op));
+              }
+              for (int pl = 0; pl < 2; ++pl) {
+                Measurement& m = r.place[pl];
+                m.why_not = unsupported(v, c, pl == 1);
+                if (!m.why_not.empty()) continue;
+                c.seed = ++calls * 0x9e3779b97f4a7c15ull;
+                m.wrong = check(ctx, nccl.get(), v, c, pl == 1, a, b);
+                const Placement p = placement(c, pl == 1, me, a, b);
+                m.us = time_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
+                m.ran = true;
+                if (m.wrong) wrong = true;
+              }
+              if (me == 0) {
+                print_row(r, W);
+                rows.push_back(std::move(r));
+              }
+            }
+          }
+          if (me == 0) print_not_run(rows, first_row);
+          if (me == 0 && nccl) {
+            print_against_nccl(std::vector<Row>(rows.begin() + static_cast<std::ptrdiff_t>(first_row), rows.end()),
+                               block);
+          }
+        }
+      }
+    }
+    ctx.heap_free(b);
+    ctx.heap_free(a);
+  });
+  if (rc != 0 || !printer) return rc != 0 ? rc : wrong ? 1 : 0;
+
+  std::size_t bad = 0;
+  for (const Row& r : rows) {
+    for (int pl = 0; pl < 2; ++pl) {
+      if (!r.place[pl].wrong) continue;
+      bad += r.place[pl].wrong;
+      std::printf("# FAILED: %s, %zu B, %s, %s: %zu wrong elements\n", r.block.c_str(), r.bytes,
+                  r.variant.label().c_str(), pl ? "in place" : "out of place", r.place[pl].wrong);
+    }
+  }
+  std::printf("#\n# wrong elements: %zu %s\n", bad, bad ? "FAILED" : "OK");
+  if (!o.json_path.empty()) {
+    nlohmann::json js;
+    js["bench"] = "ccl";
+    js["date"] = date;
+    js["device"] = device_name;
+    js["backend"] = backend;
+    js["world"] = world;
+    js["gpus"] = gpus;
+    js["timing"] = "per call: the average of a batch of iters back-to-back calls after warmup calls, slowest rank";
+    js["iters"] = o.iters;
+    js["warmup"] = o.warmup;
+    js["nccl"] = nccl_version.empty()
+                     ? nlohmann::json{{"ran", false}, {"why_not", nccl_why}}
+                     : nlohmann::json{{"ran", true}, {"version", nccl_version}, {"all_to_all", nccl_all_to_all}};
+    js["rows"] = nlohmann::json::array();
+    for (const Row& r : rows) {
+      nlohmann::json row = {{"collective", name(r.variant.collective)},
+                            {"library", r.variant.nccl ? "nccl" : "iris"},
+                            {"variant", r.variant.label()},
+                            {"dtype", std::string(dtype_name(r.dtype))},
+                            {"redop", r.redop},
+                            {"root", r.root},
+                            {"bytes", r.bytes},
+                            {"count", r.count},
+                            {"out_of_place", measurement_json(r.place[0], r, world)},
+                            {"in_place", measurement_json(r.place[1], r, world)}};
+      if (!r.variant.nccl && r.variant.collective == Collective::all_reduce) {
+        row["algorithm"] = ccl::name(r.variant.algorithm);
+      }
+      if (!r.picked.empty()) row["picked"] = r.picked;
+      js["rows"].push_back(row);
+    }
+    std::ofstream f(o.json_path);
+    f << js.dump(2) << "\n";
+    if (!f) throw Error("cannot write " + o.json_path);
+    std::printf("# JSON written to %s\n", o.json_path.c_str());
+  }
+  if (!o.svg_path.empty()) {
+    write_svg(o.svg_path, rows,
+              "iris-bench ccl: " + std::to_string(world) + " ranks, " + device_name + " (" + backend + "), " + date);
+    std::printf("# SVG written to %s\n", o.svg_path.c_str());
+  }
+  return wrong ? 1 : 0;
+}
+
+}  // namespace iris::bench
