@@ -58,7 +58,10 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
                 " of " + std::string(dtype_name(dtype)));
   }
   if (asked != Algorithm::automatic) return asked;
-  return world == 1 || bytes <= (std::size_t{512} << 10) ? Algorithm::one_shot : Algorithm::two_shot;
+  // At 2 ranks one shot moves as much as two shot in one step fewer: on 2 x H200 it was
+  // as fast up to 2 MiB and faster from 8 MiB (296 against 214 GB/s busbw at 256 MiB;
+  // docs/performance.md). Above 2 ranks, two shot from 512 KiB (not measured yet).
+  return world <= 2 || bytes <= (std::size_t{512} << 10) ? Algorithm::one_shot : Algorithm::two_shot;
 }
 
 namespace detail {
