@@ -633,10 +633,6 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
   const std::string k = scalar(*gemm_->matmul->view.full, depth);
   line(depth, "iris_gemm::run(iris_a_map, iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
                   ", iris_dynamic_smem, [&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {");
-  // A cluster of 2 along M over an odd number of tile rows computes a tile row past M
-  // for its second program: nothing of the epilogue runs there (its stores are masked,
-  // but a signal or scalar store would name a tile that does not exist).
-  line(depth + 1, "if (iris_m0 >= " + rows + ") return;");
   line(depth + 1, "const long long " + m + "_start = iris_m0;");
   line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
   line(depth + 1, "const long long " + n + "_start = iris_n0;");

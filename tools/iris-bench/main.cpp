@@ -80,6 +80,19 @@ void usage() {
       algorithms.c_str());
 }
 
+// "a,b,,c" -> {a, b, c}.
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    std::size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > pos) out.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return out;
+}
+
 using OptionValue = std::function<std::string()>;
 
 // Walks argv[2..] and hands each option to on(option, value), where value() takes the
@@ -173,17 +186,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
       return 2;
     }
-    const auto split = [](const std::string& list) {
-      std::vector<std::string> out;
-      std::size_t pos = 0;
-      while (pos <= list.size()) {
-        std::size_t comma = list.find(',', pos);
-        if (comma == std::string::npos) comma = list.size();
-        if (comma > pos) out.push_back(list.substr(pos, comma - pos));
-        pos = comma + 1;
-      }
-      return out;
-    };
     const auto count = [](const std::string& a, const std::string& v, int lowest) {
       char* end = nullptr;
       const long x = std::strtol(v.c_str(), &end, 10);
@@ -244,17 +246,6 @@ int main(int argc, char** argv) {
   }
   if (cmd == "gemm") {
     iris::bench::GemmBenchOptions go;
-    const auto split = [](const std::string& list) {
-      std::vector<std::string> out;
-      std::size_t pos = 0;
-      while (pos <= list.size()) {
-        std::size_t comma = list.find(',', pos);
-        if (comma == std::string::npos) comma = list.size();
-        if (comma > pos) out.push_back(list.substr(pos, comma - pos));
-        pos = comma + 1;
-      }
-      return out;
-    };
     const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
       if (a == "--shapes") {
         for (const std::string& s : split(value())) {

@@ -219,7 +219,10 @@ struct Gemm {
 #pragma unroll
           for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
         }
-        epilogue(acc, tm * BM, tn * BN);
+        // A cluster along M over an odd number of tile rows computes a row past M for
+        // its last program (it still loads and multicasts its share of B): no epilogue
+        // there, whose signals or scalar stores would name a tile that does not exist.
+        if (tm < tiles_m) epilogue(acc, tm * BM, tn * BN);
       }
     }
     // A program may not leave while its cluster peer can still multicast into its
