@@ -90,6 +90,24 @@ std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t h
   return m;
 }
 
+// Where this rank stood when the job's abort ended its waits (fault 3), in words.
+std::string describe_ended(const device::WaitFault& f, std::size_t heap_bytes) {
+  if (f.kind == 1) {
+    return "; it was at device barrier #" + std::to_string(f.expected) + ", which rank " + std::to_string(f.peer) +
+           " had not reached (it was at #" + std::to_string(f.seen) + ")";
+  }
+  std::string where = f.site[0] ? std::string(f.site, strnlen(f.site, sizeof f.site)) : "a kernel's wait_until";
+  char offset[32];
+  std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(f.flag_offset));
+  const std::string flag = f.flag_offset < heap_bytes ? std::string("the flag at heap offset ") + offset
+                                                       : std::string("a flag outside the symmetric heap");
+  std::string m = "; it was waiting in " + where + " (block " + std::to_string(f.block) + " thread " +
+                  std::to_string(f.thread) + ") for " + flag + " to be " + cmp_text(f.cmp) + " " +
+                  std::to_string(f.expected);
+  if (f.peer >= 0) m += " (set by rank " + std::to_string(f.peer) + ")";
+  return m + ", and it was " + std::to_string(f.seen);
+}
+
 }  // namespace
 
 namespace {
@@ -324,8 +342,10 @@ struct Context::Impl {
       throw Error(describe_gave_up(boot->rank(), control->wait, heap->bytes()));
     }
     if (__atomic_load_n(&control->abort, __ATOMIC_RELAXED) && job->failed.load()) {
+      const std::string stood =
+          __atomic_load_n(&control->fault, __ATOMIC_ACQUIRE) == 3 ? describe_ended(control->wait, heap->bytes()) : "";
       throw Error("rank " + std::to_string(boot->rank()) + " stopped because " + job->why() +
-                  " (this rank's device waits were ended; its results are not meaningful)");
+                  " (this rank's device waits were ended" + stood + "; its results are not meaningful)");
     }
   }
 

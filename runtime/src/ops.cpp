@@ -2,6 +2,8 @@
 // dsl/ops/ (or the collectives of iris/ccl.hpp), through library.hpp's instances.
 #include "iris/ops.hpp"
 
+#include <string_view>
+
 #include "library.hpp"
 
 namespace iris::ops {
@@ -80,7 +82,13 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   const Arg flags_arg = Arg::heap_buffer(flags, DType::u64, Shape{count}, static_cast<std::size_t>(count) * 8);
   Stream s = stream_of(ctx, o);
   Stream side = s;
-  if (schedule == Schedule::producer_consumer) {
+  // Ranks that are threads sharing one GPU share one CUDA context too, and there the
+  // hardware may hold one rank's producer or consumer back until a peer's spinning
+  // consumer ends, which waits for it (seen at 4 ranks on one H100): the consumer then
+  // runs after the producer on the same stream. It computes the same; only the overlap,
+  // which means nothing on a shared GPU, is gone.
+  const bool shared_context = library::share(ctx) > 1 && std::string_view(ctx.bootstrap_name()) == "threads";
+  if (schedule == Schedule::producer_consumer && !shared_context) {
     side = library::side_stream(ctx);
     library::fork(ctx, s, side);
   }

@@ -103,6 +103,8 @@ TEST_F(Failures, RankThatThrowsEndsItsPeersDeviceBarrier) {
   EXPECT_TRUE(has(r.errors[1], "planted failure on rank 1")) << r.errors[1];
   const std::string& e = r.errors[0];
   EXPECT_TRUE(has(e, "rank 0 stopped because rank 1 failed: planted failure on rank 1")) << e;
+  // ... and it says where its own waits stood.
+  EXPECT_TRUE(has(e, "it was at device barrier #1, which rank 1 had not reached (it was at #0)")) << e;
 }
 
 TEST_F(Failures, DeviceBarrierCountMismatchNamesTheLaggingRank) {

@@ -41,6 +41,11 @@ Loaded load() {
   out.api.name = reinterpret_cast<decltype(out.api.name)>(dlsym(lib, IRIS_STRINGIZE(name)));
 #include "backend/cuda/cuda_driver.def"
   if (!out.error.empty()) return out;
+  // Each rank runs a stream and a side stream, and ranks may share a context (ranks as
+  // threads): with CUDA's default of 8 hardware queues, streams of different ranks share
+  // a queue, and a kernel spinning on a peer can sit in front of the kernel it waits for.
+  // Ask for the most queues, unless the user chose (it counts where a context is made).
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   CUresult r = out.api.cuInit(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     out.error = "no GPU found: the CUDA driver reports no device";

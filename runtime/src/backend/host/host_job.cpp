@@ -217,9 +217,10 @@ u64 wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, const
     }
     const auto now = clock::now();
     if (ctx.control) {
-      if (std::atomic_ref<unsigned>(ctx.control->abort).load(std::memory_order_relaxed)) return seen;
       const u64 waited = static_cast<u64>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count());
-      if (ctx.wait_timeout_ns && waited > ctx.wait_timeout_ns) {
+      // Records this wait in the control block (fault 2: it gave up; 3: the abort ended
+      // it), unless another wait of this rank got there first.
+      const auto record = [&](unsigned fault) {
         device::Control* c = ctx.control;
         unsigned expected = 0;
         if (std::atomic_ref<unsigned>(c->fault).compare_exchange_strong(expected, 1u)) {
@@ -231,9 +232,16 @@ u64 wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, const
                                             static_cast<std::uint32_t>(value), static_cast<std::uint32_t>(seen),
                                             waited, site, block, 0);
           }
-          std::atomic_ref<unsigned>(c->fault).store(2u, std::memory_order_release);
+          std::atomic_ref<unsigned>(c->fault).store(fault, std::memory_order_release);
         }
-        std::atomic_ref<unsigned>(c->abort).store(1u, std::memory_order_relaxed);
+      };
+      if (std::atomic_ref<unsigned>(ctx.control->abort).load(std::memory_order_relaxed)) {
+        record(3u);
+        return seen;
+      }
+      if (ctx.wait_timeout_ns && waited > ctx.wait_timeout_ns) {
+        record(2u);
+        std::atomic_ref<unsigned>(ctx.control->abort).store(1u, std::memory_order_relaxed);
         return seen;
       }
     }

@@ -30,7 +30,8 @@ struct WaitFault {
 // `fault` without a copy.
 struct Control {
   unsigned abort;  // nonzero: device waits stop waiting (a rank failed, or a wait gave up)
-  unsigned fault;  // 0: none; 1: being written; 2: `wait` describes a wait that gave up
+  unsigned fault;  // 0: none; 1: being written; 2: `wait` describes a wait that gave up;
+                   // 3: `wait` describes a wait that the abort ended (what a peer's failure found)
   WaitFault wait;
 };
 

@@ -164,6 +164,20 @@ IRIS_DEVICE __noinline__ void record_gave_up(const Context& ctx, const T* flag, 
   atomic_store<Order::relaxed, Scope::system>(&c->abort, 1u);
 }
 
+// A wait the abort ended: the first one records where it stood, so the host can say
+// what this rank was waiting for when a peer failed (fault 3; a wait that gave up wins).
+template <class T>
+IRIS_DEVICE __noinline__ void record_ended(const Context& ctx, const T* flag, Cmp cmp, T value, T seen, u64 waited,
+                                           const WaitSite& site) {
+  Control* c = ctx.control;
+  if (atomicCAS(&c->fault, 0u, 1u) == 0u) {
+    fill_wait_fault(c->wait, ctx, flag, cmp, value, seen, waited, site, static_cast<int>(blockIdx.x),
+                    static_cast<int>(threadIdx.x));
+    __threadfence_system();
+    atomic_store<Order::release, Scope::system>(&c->fault, 3u);
+  }
+}
+
 // The wait loop. With kWatch it looks at the abort word and the clock every
 // kPollsPerCheck polls (ctx.control set) and gives up as wait_until(ctx, ...) says;
 // without, it spins until the flag is satisfied.
@@ -179,8 +193,11 @@ IRIS_DEVICE IRIS_FORCEINLINE T spin_until(const Context* ctx, const T* local_fla
     ++polls;
     if constexpr (kWatch) {
       if (polls % kPollsPerCheck == 0 && ctx->control) {
-        if (atomic_load<Order::relaxed, Scope::system>(&ctx->control->abort)) return seen;
         const u64 now = globaltimer();
+        if (atomic_load<Order::relaxed, Scope::system>(&ctx->control->abort)) {
+          record_ended(*ctx, local_flag, cmp, value, seen, start ? now - start : 0, site);
+          return seen;
+        }
         if (start == 0) {
           start = now;
         } else if (ctx->wait_timeout_ns && now - start > ctx->wait_timeout_ns) {
