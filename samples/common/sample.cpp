@@ -129,14 +129,15 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
     }
     if (args.host) {
       // Hand-written CUDA and vendor libraries need a GPU.
-      if (args.path == "all") args.path = "cli,jit,embedded";
+      if (args.path == "all") args.path = spec.host_paths;
       for (const char* gpu_only : {"cuda", "baseline"}) {
         if (args.runs(gpu_only)) throw Error(std::string("--path ") + gpu_only + " needs a GPU; the host backend runs cli, jit and embedded");
       }
     }
     if (!heap_given) {
       const std::size_t g = Options::kHeapGranularity;
-      args.options.heap_bytes = ((args.bytes * 12 + (64u << 20)) + g - 1) / g * g;
+      const std::size_t want = spec.heap_bytes ? spec.heap_bytes(args) : args.bytes * 12 + (64u << 20);
+      args.options.heap_bytes = (want + g - 1) / g * g;
     }
     args.options.validate();
   } catch (const Error& e) {
@@ -151,8 +152,8 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
                     std::to_string(spec.min_ranks) + " --share-gpus");
       }
       report(ctx, std::string(spec.name) + ": " + std::to_string(ctx.world()) + " rank(s), " +
-                      ctx.bootstrap_name() + " bootstrap, " + ctx.device_name() + ", " + format_bytes(args.bytes) +
-                      " per buffer");
+                      ctx.bootstrap_name() + " bootstrap, " + ctx.device_name() +
+                      (args.bytes ? ", " + format_bytes(args.bytes) + " per buffer" : std::string()));
       if (ctx.on_host()) {
         report(ctx, "  host backend: the .iris kernels run interpreted on CPU threads, every access checked; "
                     "rates are not GPU rates, and the hand-written CUDA does not run");
@@ -277,7 +278,7 @@ Kernel cuda_kernel(Context& ctx, const SampleArgs& args, std::span<const std::by
 }
 
 void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m) {
-  double cuda_rate = 0;
+  double reference_rate = 0;
   for (const Variant& v : variants) {
     if (!args.runs(v.path)) continue;
     if (m.reset) m.reset();
@@ -299,13 +300,19 @@ void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Varian
     auto all = ctx.all_gather(rate);
     double mean = 0;
     for (double r : all) mean += r / static_cast<double>(all.size());
-    if (v.path == "cuda") cuda_rate = mean;
+    if (v.path == m.reference) reference_rate = mean;
     char line[512];
     const std::string& name = v.label.empty() ? v.path : v.label;
     int n = std::snprintf(line, sizeof line, "  %-9s validated; %s per rank:", name.c_str(), m.unit.c_str());
     for (double r : all) n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), " %8.2f", r);
-    if (cuda_rate > 0 && v.path != "cuda") {
-      std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), "   (%.1f%% of cuda)", 100.0 * mean / cuda_rate);
+    if (reference_rate > 0 && v.path != m.reference) {
+      const Variant* ref = nullptr;
+      for (const Variant& r : variants) {
+        if (r.path == m.reference) ref = &r;
+      }
+      const std::string ref_name = ref && !ref->label.empty() ? ref->label : m.reference;
+      std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), "   (%.1f%% of %s)", 100.0 * mean / reference_rate,
+                    ref_name.c_str());
     }
     report(ctx, line);
   }

@@ -15,6 +15,8 @@
 
 namespace iris::samples {
 
+struct SampleArgs;
+
 // A sample-specific integer option, e.g. {"--m", "rows of A and C", 4096}.
 struct IntOption {
   std::string flag;
@@ -29,6 +31,10 @@ struct SampleSpec {
   std::size_t default_bytes;
   int min_ranks = 1;
   std::vector<IntOption> int_options = {};
+  // The versions that run on the host backend when --path is not given.
+  const char* host_paths = "cli,jit,embedded";
+  // The heap each rank needs, from the parsed options (empty: from the buffer size).
+  std::function<std::size_t(const SampleArgs&)> heap_bytes = {};
 };
 
 struct SampleArgs {
@@ -70,6 +76,9 @@ struct Measure {
   std::function<void(int launches)> validate; // after a version ran `launches` times; throws on mismatch
   double work_per_launch = 0;                 // bytes or operations per launch, per rank
   std::string unit = "GB/s";                  // of work_per_launch / 1e9 per second
+  // The variant (by path) the others' rates are given as a percentage of; it must run
+  // first. "cuda": the hand-written kernels.
+  std::string reference = "cuda";
 };
 
 // The hand-written CUDA kernel `kernel` of the sample's embedded fatbin, or an empty
@@ -78,7 +87,7 @@ Kernel cuda_kernel(Context& ctx, const SampleArgs& args, std::span<const std::by
                    const std::string& kernel);
 
 // Runs each variant (reset, warm-up + timed launches, validate), then prints one line per
-// variant with the per-rank rates and the ratio to the "cuda" variant.
+// variant with the per-rank rates and the ratio to the reference variant.
 void run_variants(Context& ctx, const SampleArgs& args, const std::vector<Variant>& variants, const Measure& m);
 
 // The .iris programs of a sample, loaded the three irisc ways. `stem` is the .iris file

@@ -9,7 +9,7 @@ src=${1:-build}
 dst=${2:-build-gpu}
 rm -rf "$dst"
 mkdir -p "$dst/samples" "$dst/tests" "$dst/bin"
-for f in "$src"/samples/0[0-9]_*; do
+for f in "$src"/samples/[01][0-9]_*; do
   case "$f" in *.cpp | *.fatbin) continue ;; esac
   [ -f "$f" ] && cp "$f" "$dst/samples/"
 done
@@ -18,5 +18,5 @@ cp "$src/tests/iris_gpu_tests" "$dst/tests/"
 cp "$src/bin/iris-bench" "$src/bin/irisc" "$dst/bin/"
 mkdir -p "$dst/tools"
 cp "$src"/tools/iris-bench_gemm_kernels_gemm_kernels.fatbin "$dst/tools/" 2>/dev/null || true
-strip --strip-debug "$dst"/samples/0[0-9]_*[!.]?? "$dst/tests/iris_gpu_tests" "$dst"/bin/* 2>/dev/null || true
+strip --strip-debug "$dst"/samples/[01][0-9]_*[!.]?? "$dst/tests/iris_gpu_tests" "$dst"/bin/* 2>/dev/null || true
 du -sh "$dst"

@@ -57,7 +57,7 @@ for s in $steps; do
     done
     ;;
   samples)
-    for exe in "$B"/samples/0[0-9]_*; do
+    for exe in "$B"/samples/[01][0-9]_*; do
       [ -x "$exe" ] && [ -f "$exe" ] || continue
       case "$(basename "$exe")" in *.*) continue ;; esac
       for r in 2 4; do

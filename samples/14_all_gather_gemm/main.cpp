@@ -1,0 +1,17 @@
+// 14_all_gather_gemm: C = [A_0; A_1; ...] B: every rank's rows of A gathered, then one GEMM.
+// Built on the standard library (see ../common/ops_sample.hpp and README.md).
+#include "ops_sample.hpp"
+
+using namespace iris;
+using namespace iris::samples;
+
+int main(int argc, char** argv) {
+  return library_sample_main(argc, argv,
+                             {.name = "14_all_gather_gemm",
+                              .summary = "C = [A_0; A_1; ...] B: every rank's rows of A gathered, then one GEMM",
+                              .op = LibraryOp::all_gather_matmul,
+                              .dtype = DType::bf16,
+                              .options = {.schedule = ops::Schedule::unfused},
+                              .algorithm = ccl::Algorithm::automatic,
+                              .label = "iris"});
+}
