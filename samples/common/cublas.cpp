@@ -9,7 +9,7 @@ namespace {
 
 // cublas_api.h / library_types.h values.
 constexpr int kCublasOpN = 0, kCublasOpT = 1;
-constexpr int kCudaR16F = 2, kCudaR16BF = 14;
+constexpr int kCudaR32F = 0, kCudaR16F = 2, kCudaR16BF = 14;
 constexpr int kCublasCompute32F = 68;
 constexpr int kCublasGemmDefault = -1;
 
@@ -57,8 +57,10 @@ Cublas::~Cublas() {
 
 void Cublas::gemm(DType dtype, const void* a, const void* b, void* c, std::int64_t M, std::int64_t N, std::int64_t K,
                   bool b_nk) {
-  if (dtype != DType::bf16 && dtype != DType::f16) throw Error("Cublas::gemm: operands must be bf16 or f16");
-  const int type = dtype == DType::bf16 ? kCudaR16BF : kCudaR16F;
+  if (dtype != DType::bf16 && dtype != DType::f16 && dtype != DType::f32) {
+    throw Error("Cublas::gemm: operands must be bf16, f16 or f32");
+  }
+  const int type = dtype == DType::bf16 ? kCudaR16BF : dtype == DType::f16 ? kCudaR16F : kCudaR32F;
   // Row-major C = A B is column-major C^T = B^T A^T: B's storage first. Row-major
   // [K, N] is column-major B^T (op N, ld N); row-major [N, K] is column-major B (op T,
   // ld K).

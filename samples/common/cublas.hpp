@@ -19,8 +19,8 @@ class Cublas {
   Cublas(const Cublas&) = delete;
   Cublas& operator=(const Cublas&) = delete;
 
-  // c[M, N] = a[M, K] x b, all row-major; b is [K, N], or [N, K] when b_nk. dtype: bf16
-  // or f16 (c has the same type). Enqueued on the stream given to load().
+  // c[M, N] = a[M, K] x b, all row-major; b is [K, N], or [N, K] when b_nk. dtype: bf16,
+  // f16 or f32 (c has the same type; f32 multiplies in full f32, not TF32). Enqueued on the stream given to load().
   void gemm(DType dtype, const void* a, const void* b, void* c, std::int64_t M, std::int64_t N, std::int64_t K,
             bool b_nk = false);
 

@@ -13,6 +13,8 @@ export NCCL_NVLS_ENABLE=0
 B=${BUILD:-build}
 OUT=${OUT:-/tmp/iris-gpu-suite}
 mkdir -p "$OUT"
+# bundle_gpu.sh packs the samples.
+if [ -f "$B/samples.tar.xz" ] && [ ! -d "$B/samples" ]; then tar xJf "$B/samples.tar.xz" -C "$B"; fi
 steps=${*:-tests mpi samples memcheck bench ccl launch gemm trace}
 summary=()
 status=0
