@@ -1,6 +1,7 @@
 #include "library.hpp"
 
 #include <memory>
+#include <string_view>
 
 #include "backend/backend.hpp"
 #include "compiler/driver/stdlib.hpp"
@@ -62,13 +63,14 @@ int share(Context& ctx) { return state(ctx).share; }
 Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
                    std::map<std::string, std::int64_t> defines) {
   State& st = state(ctx);
-  defines["SHARE"] = st.share;
+  const char* source = irisc::stdlib_file(file);
+  if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
+  // The kernels that size their programs by the ranks sharing a GPU declare SHARE.
+  if (std::string_view(source).find("SHARE: int") != std::string_view::npos) defines["SHARE"] = st.share;
   std::string key = file + ":" + kernel;
   for (const auto& [n, v] : defines) key += ";" + n + "=" + std::to_string(v);
   auto it = st.instances.find(key);
   if (it != st.instances.end()) return *it->second;
-  const char* source = irisc::stdlib_file(file);
-  if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
   JitOptions jo;
   jo.defines = std::move(defines);
   auto inst = std::make_unique<Instance>();
