@@ -23,6 +23,7 @@
 #include "module_impl.hpp"
 #include "symmetric_heap.hpp"
 #include "trace.hpp"
+#include "wait_fault.hpp"
 
 namespace iris::embedded {
 std::span<const std::byte> runtime_kernels();
@@ -43,70 +44,6 @@ constexpr DType kAllDTypes[kNumDTypes] = {DType::f32, DType::f16, DType::bf16, D
 // How long a rank waits for its own GPU work to stop after a peer failed (device waits
 // see the abort within milliseconds; only a spin the abort cannot reach takes longer).
 constexpr std::chrono::seconds kAbortGrace{10};
-
-const char* cmp_text(int cmp) {
-  switch (static_cast<device::Cmp>(cmp)) {
-    case device::Cmp::eq: return "==";
-    case device::Cmp::ne: return "!=";
-    case device::Cmp::gt: return ">";
-    case device::Cmp::ge: return ">=";
-    case device::Cmp::lt: return "<";
-    case device::Cmp::le: return "<=";
-  }
-  return "?";
-}
-
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
-
-// What a device wait that gave up recorded, in words.
-std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t heap_bytes) {
-  const std::string who = "rank " + std::to_string(rank);
-  const std::string after = seconds_text(static_cast<double>(f.waited_ns) * 1e-9);
-  if (f.kind == 1) {
-    return who + ": the device barrier gave up after " + after + ": this rank is at device barrier #" +
-           std::to_string(f.expected) + ", but rank " + std::to_string(f.peer) + " has reached only #" +
-           std::to_string(f.seen) +
-           ". Every rank must call device_barrier() the same number of times; check rank " + std::to_string(f.peer) +
-           " (did it fail, return early, or skip a barrier?), or raise the timeout (Options::wait_timeout, "
-           "IRIS_WAIT_TIMEOUT; 0 waits forever)";
-  }
-  std::string where = f.site[0] ? std::string(f.site, strnlen(f.site, sizeof f.site)) : "a kernel's wait_until";
-  char offset[32];
-  std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(f.flag_offset));
-  const std::string flag = f.flag_offset < heap_bytes ? std::string("the flag at heap offset ") + offset
-                                                       : std::string("a flag outside the symmetric heap");
-  std::string m = who + ": a device wait gave up after " + after + " in " + where + ": block " +
-                  std::to_string(f.block) + " thread " + std::to_string(f.thread) + " waited for " + flag + " (" +
-                  std::to_string(f.width * 8) + "-bit) to be " + cmp_text(f.cmp) + " " + std::to_string(f.expected);
-  if (f.peer >= 0) m += " (set by rank " + std::to_string(f.peer) + ")";
-  m += ", but it is " + std::to_string(f.seen) + ". Check that ";
-  m += f.peer >= 0 ? "rank " + std::to_string(f.peer) : std::string("a peer");
-  m += " signals this flag with a value that satisfies the wait, or raise the timeout (Options::wait_timeout, "
-       "IRIS_WAIT_TIMEOUT; 0 waits forever)";
-  return m;
-}
-
-// Where this rank stood when the job's abort ended its waits (fault 3), in words.
-std::string describe_ended(const device::WaitFault& f, std::size_t heap_bytes) {
-  if (f.kind == 1) {
-    return "; it was at device barrier #" + std::to_string(f.expected) + ", which rank " + std::to_string(f.peer) +
-           " had not reached (it was at #" + std::to_string(f.seen) + ")";
-  }
-  std::string where = f.site[0] ? std::string(f.site, strnlen(f.site, sizeof f.site)) : "a kernel's wait_until";
-  char offset[32];
-  std::snprintf(offset, sizeof offset, "0x%llx", static_cast<unsigned long long>(f.flag_offset));
-  const std::string flag = f.flag_offset < heap_bytes ? std::string("the flag at heap offset ") + offset
-                                                       : std::string("a flag outside the symmetric heap");
-  std::string m = "; it was waiting in " + where + " (block " + std::to_string(f.block) + " thread " +
-                  std::to_string(f.thread) + ") for " + flag + " to be " + cmp_text(f.cmp) + " " +
-                  std::to_string(f.expected);
-  if (f.peer >= 0) m += " (set by rank " + std::to_string(f.peer) + ")";
-  return m + ", and it was " + std::to_string(f.seen);
-}
 
 }  // namespace
 

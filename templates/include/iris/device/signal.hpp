@@ -150,32 +150,21 @@ namespace detail {
 // hundreds of polls, and a wait satisfied at once never does.
 inline constexpr u32 kPollsPerCheck = 256;
 
+// Records a wait that stopped in the control block for the host: fault 2, a wait that
+// gave up (then every other wait of this rank stops at its next check, and the host
+// reports this one), or fault 3, a wait the abort ended (so the host can say what this
+// rank was waiting for when a peer failed). The first wait of the rank to stop wins.
 template <class T>
-IRIS_DEVICE __noinline__ void record_gave_up(const Context& ctx, const T* flag, Cmp cmp, T value, T seen, u64 waited,
-                                             const WaitSite& site) {
+IRIS_DEVICE __noinline__ void record_stopped(const Context& ctx, const T* flag, Cmp cmp, T value, T seen, u64 waited,
+                                             const WaitSite& site, unsigned fault) {
   Control* c = ctx.control;
   if (atomicCAS(&c->fault, 0u, 1u) == 0u) {
     fill_wait_fault(c->wait, ctx, flag, cmp, value, seen, waited, site, static_cast<int>(blockIdx.x),
                     static_cast<int>(threadIdx.x));
     __threadfence_system();
-    atomic_store<Order::release, Scope::system>(&c->fault, 2u);
+    atomic_store<Order::release, Scope::system>(&c->fault, fault);
   }
-  // Every other wait of this rank stops at its next check; the host reports this one.
-  atomic_store<Order::relaxed, Scope::system>(&c->abort, 1u);
-}
-
-// A wait the abort ended: the first one records where it stood, so the host can say
-// what this rank was waiting for when a peer failed (fault 3; a wait that gave up wins).
-template <class T>
-IRIS_DEVICE __noinline__ void record_ended(const Context& ctx, const T* flag, Cmp cmp, T value, T seen, u64 waited,
-                                           const WaitSite& site) {
-  Control* c = ctx.control;
-  if (atomicCAS(&c->fault, 0u, 1u) == 0u) {
-    fill_wait_fault(c->wait, ctx, flag, cmp, value, seen, waited, site, static_cast<int>(blockIdx.x),
-                    static_cast<int>(threadIdx.x));
-    __threadfence_system();
-    atomic_store<Order::release, Scope::system>(&c->fault, 3u);
-  }
+  if (fault == 2u) atomic_store<Order::relaxed, Scope::system>(&c->abort, 1u);
 }
 
 // The wait loop. With kWatch it looks at the abort word and the clock every
@@ -195,13 +184,13 @@ IRIS_DEVICE IRIS_FORCEINLINE T spin_until(const Context* ctx, const T* local_fla
       if (polls % kPollsPerCheck == 0 && ctx->control) {
         const u64 now = globaltimer();
         if (atomic_load<Order::relaxed, Scope::system>(&ctx->control->abort)) {
-          record_ended(*ctx, local_flag, cmp, value, seen, start ? now - start : 0, site);
+          record_stopped(*ctx, local_flag, cmp, value, seen, start ? now - start : 0, site, 3u);
           return seen;
         }
         if (start == 0) {
           start = now;
         } else if (ctx->wait_timeout_ns && now - start > ctx->wait_timeout_ns) {
-          record_gave_up(*ctx, local_flag, cmp, value, seen, now - start, site);
+          record_stopped(*ctx, local_flag, cmp, value, seen, now - start, site, 2u);
           return seen;
         }
       }
