@@ -73,7 +73,21 @@ void plain_matmul(Context& ctx, const Gemm& g, const void* a, std::int64_t m, vo
 // with (P, C of shape c_shape, flags, state, sync): on the same stream or beside it.
 void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule schedule, const std::string& file,
                          const std::string& consumer, Shape c_shape) {
-  Instance& cons = instance(ctx, file, consumer, gemm_defines(g, o));
+  // Ranks that are threads sharing one GPU share one CUDA context too, and there the
+  // hardware may hold one rank's producer or consumer back until a peer's spinning
+  // consumer ends, which waits for it (seen at 4 ranks on one H100): the consumer then
+  // runs after the producer on the same stream. It computes the same; only the overlap,
+  // which means nothing on a shared GPU, is gone.
+  const bool shared_context = library::share(ctx) > 1 && std::string_view(ctx.bootstrap_name()) == "threads";
+  const bool beside = schedule == Schedule::producer_consumer && !shared_context;
+  // Beside the GEMM the consumer keeps to a quarter of the SMs (see dsl/ops/common.iris);
+  // after it, two programs on every SM (as many as an SM holds: 118-128 registers a
+  // thread on sm_90a) keep pieces in flight. With one program on a quarter of the SMs, a
+  // 4096^2 bf16 consumer after the GEMM took longer than the GEMM itself (H100).
+  auto cons_defines = gemm_defines(g, o);
+  cons_defines["DIV"] = beside ? 4 : 1;
+  cons_defines["OCC"] = beside ? 1 : 2;
+  Instance& cons = instance(ctx, file, consumer, std::move(cons_defines));
   Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o));
   const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
   const std::int64_t count = tiles * ctx.world();
@@ -82,13 +96,7 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   const Arg flags_arg = Arg::heap_buffer(flags, DType::u64, Shape{count}, static_cast<std::size_t>(count) * 8);
   Stream s = stream_of(ctx, o);
   Stream side = s;
-  // Ranks that are threads sharing one GPU share one CUDA context too, and there the
-  // hardware may hold one rank's producer or consumer back until a peer's spinning
-  // consumer ends, which waits for it (seen at 4 ranks on one H100): the consumer then
-  // runs after the producer on the same stream. It computes the same; only the overlap,
-  // which means nothing on a shared GPU, is gone.
-  const bool shared_context = library::share(ctx) > 1 && std::string_view(ctx.bootstrap_name()) == "threads";
-  if (schedule == Schedule::producer_consumer && !shared_context) {
+  if (beside) {
     side = library::side_stream(ctx);
     library::fork(ctx, s, side);
   }
