@@ -151,6 +151,18 @@ CompileResult compile(const SourceBuffer& source, const CompileOptions& options)
   return compile_impl(source, options, nullptr, nullptr);
 }
 
+std::vector<std::pair<std::string, std::string>> imported_files(const SourceBuffer& main,
+                                                                const CompileOptions& options) {
+  std::vector<std::pair<std::string, std::string>> out;
+  SourceBuffer source = main;
+  Diagnostics diags(&source);
+  TokenBuffer toks = lex(source, diags);
+  ast::Module module = parse(toks, diags);
+  if (diags.has_errors()) return out;
+  load_imports(module, source, options, diags, &out);
+  return out;
+}
+
 CompileResult compile_to_tir(const SourceBuffer& source, const CompileOptions& options, tir::Module* module,
                              SourceBuffer* sources) {
   CompileOptions o = options;

@@ -62,6 +62,13 @@ struct CompileResult {
 
 CompileResult compile(const SourceBuffer& source, const CompileOptions& options);
 
+// Every file the source imports, directly or through others, as (the path its import
+// wrote, its text) in load order, as compile() would find them: what a compiled code
+// object depends on besides the source (the JIT cache keys on it). Only lexes and
+// parses; a source that does not parse, or an import not found, gives what was found.
+std::vector<std::pair<std::string, std::string>> imported_files(const SourceBuffer& source,
+                                                                const CompileOptions& options);
+
 // compile() through the pass pipeline, stopping there, with the module itself in
 // `module` when the result is ok: what the host backend interprets.
 // `sources` (optional) gets the source with every imported file appended: what the

@@ -36,6 +36,7 @@ irisc::CompileOptions compile_options(const JitOptions& options) {
   co.target = options.target.empty() ? irisc::default_target().name : options.target;
   co.defines = options.defines;
   co.trace_events = options.trace_events;
+  co.include_dirs = options.include_dirs;
   return co;
 }
 
@@ -58,8 +59,15 @@ std::string key_for(std::string_view source, const std::string& name, const iris
                               std::to_string(co.trace_events);
   std::string include_dirs = std::to_string(co.include_dirs.size());
   for (const std::string& dir : co.include_dirs) include_dirs += ";" + std::to_string(dir.size()) + ":" + dir;
-  return cache_key({"irisc-cubin-v2", id.version, id.contract, id.build_id, id.headers_digest, id.nvrtc,
-                    id.cuda_headers, co.target, options, include_dirs, encode_defines(co.defines), name, source});
+  // The imported files' texts: an edit to one is a new key, as an edit to the source is.
+  const auto files = irisc::imported_files(irisc::SourceBuffer(name, std::string(source)), co);
+  std::string imports = std::to_string(files.size());
+  for (const auto& [path, text] : files) {
+    imports += ";" + std::to_string(path.size()) + ":" + path + "=" + std::to_string(text.size()) + ":" + text;
+  }
+  return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, id.nvrtc,
+                    id.cuda_headers, co.target, options, include_dirs, encode_defines(co.defines), name, source,
+                    imports});
 }
 
 // A GPU target compiles through NVRTC, which the JIT finds at run time: its library and

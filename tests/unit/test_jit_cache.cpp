@@ -616,6 +616,29 @@ TEST(JitCacheKey, CoversSourceNameTargetAndCompilerIdentity) {
   }
 }
 
+TEST_F(JitCacheTest, KeyCoversTheTextsOfImportedFiles) {
+  // main.iris imports lib.iris beside it, which imports deep.iris from an -I folder.
+  fs::create_directory(dir_ / "inc");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(dir_ / "lib.iris", "import \"deep.iris\";\nfn twice(x: f32) { return x * 2.0; }\n");
+  write(dir_ / "inc" / "deep.iris", "fn one() { return 1; }\n");
+  const std::string main = "import \"lib.iris\";\nkernel k(x: tensor<f32>[N]) { store(x[0], twice(1.0)); }\n";
+  const std::string name = (dir_ / "main.iris").string();
+  iris::JitOptions o;
+  o.include_dirs = {(dir_ / "inc").string()};
+  const std::string base = iris::jit_cache_key(main, name, o);
+  EXPECT_EQ(base, iris::jit_cache_key(main, name, o));
+
+  write(dir_ / "lib.iris", "import \"deep.iris\";\nfn twice(x: f32) { return x + x; }\n");
+  const std::string lib_edited = iris::jit_cache_key(main, name, o);
+  EXPECT_NE(base, lib_edited) << "an edit to a directly imported file kept the key";
+  write(dir_ / "inc" / "deep.iris", "fn one() { return 2 - 1; }\n");
+  EXPECT_NE(lib_edited, iris::jit_cache_key(main, name, o)) << "an edit to a file imported through another kept the key";
+  // The standard library resolves too (its texts are part of the build id as well).
+  EXPECT_NE(iris::jit_cache_key("import \"ccl/common.iris\";\nkernel k() {}\n", "k.iris", o),
+            iris::jit_cache_key("kernel k() {}\n", "k.iris", o));
+}
+
 // ---- The JIT through an unusable cache ----
 
 constexpr const char* kScaleKernel = R"(kernel scale<B: int = 1024>(x: tensor<f32>[N], factor: f32) {

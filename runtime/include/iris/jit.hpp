@@ -27,6 +27,9 @@ struct JitOptions {
   // context traces (Options::trace).
   bool trace_events = false;
   std::filesystem::path cache_dir;              // "" = JitCache::default_dir() ($IRIS_CACHE_DIR, ...)
+  // Where `import` looks after the importing file's folder, before the standard library
+  // (irisc -I).
+  std::vector<std::string> include_dirs;
 };
 
 struct JitResult {
@@ -45,8 +48,9 @@ Program jit_program(Context& ctx, std::string_view source, const std::string& na
 Program jit_program_file(Context& ctx, const std::filesystem::path& file, const JitOptions& options = {});
 
 // The key jit_compile stores the code object under: a SHA-256 over the source, its
-// name, every compile option (defines length-prefixed), irisc's version and build id,
-// the device headers' digest, and NVRTC's and the CUDA headers' identities.
+// name, the texts of the files it imports, every compile option (defines
+// length-prefixed), irisc's version and build id, the device headers' digest, and
+// NVRTC's and the CUDA headers' identities.
 std::string jit_cache_key(std::string_view source, const std::string& name, const JitOptions& options = {});
 
 // The target irisc should compile for on this rank's device: its GPU's, or `host` on
