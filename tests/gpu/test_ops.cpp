@@ -1,6 +1,7 @@
 // The fused ops of iris/ops.hpp (dsl/ops/) against a host reference in f64: every op
-// and schedule, bf16 and f16, ragged tiles, calls back to back without a reset, and
-// (CUDA) replays of a captured producer-consumer call. Inputs are small integers; the
+// and schedule, bf16 and f16, ragged tiles, calls back to back without a reset (30
+// checked one by one, and 100 of each op queued), operands of 256 MiB, and (CUDA)
+// replays of a captured producer-consumer call. Inputs are small integers; the
 // partial products are rounded to the element type before they are summed, so results
 // are checked within that rounding.
 #include <cmath>
@@ -150,6 +151,173 @@ TEST_P(Ops, CallsBackToBackWithoutAReset) {
       all_reduce_like<bfloat16>(ctx, call % 2 == 1, every[call % 3], ccl::Algorithm::automatic, call);
     }
   });
+}
+
+// One op, called `calls` times back to back with no host sync in between: call c takes
+// input set c % 2 and writes its own C, so a call that read a previous call's partials
+// or flags (a missing or stale epoch) leaves a C of the other set. K = 8 keeps every
+// sum an integer of at most 128, exact in bf16: the check is equality.
+struct Queued {
+  const char* name;
+  // Runs call c into C (A and B of its input set), and gives C's shape.
+  std::function<void(Context&, int c, Tensor<bfloat16>& C)> call;
+  Shape c_shape;
+  std::function<double(int set, std::int64_t i, std::int64_t j)> want;
+};
+
+constexpr std::int64_t kQK = 8, kQN = 320, kQRows = 16;
+
+double dot(int ra, std::int64_t i, int rb, std::int64_t j, int set, std::int64_t k_count) {
+  double s = 0;
+  for (std::int64_t k = 0; k < k_count; ++k) s += a_val(ra, i, k, set) * b_val(rb, k, j, set);
+  return s;
+}
+
+void run_queued(Context& ctx, const Queued& q, int calls) {
+  std::vector<Tensor<bfloat16>> cs;
+  for (int c = 0; c < calls; ++c) cs.push_back(ctx.zeros<bfloat16>(q.c_shape));
+  ctx.synchronize();
+  ctx.barrier();
+  for (int c = 0; c < calls; ++c) q.call(ctx, c, cs[static_cast<std::size_t>(c)]);
+  ctx.synchronize();
+  for (int c = 0; c < calls; ++c) {
+    expect_near(cs[static_cast<std::size_t>(c)], [&](auto i, auto j) { return q.want(c % 2, i, j); },
+                [](auto, auto) { return 0.0; }, std::string(q.name) + ", call " + std::to_string(c) + " of " +
+                                                    std::to_string(calls) + " queued");
+  }
+  ctx.barrier();
+}
+
+TEST_P(Ops, HundredCallsQueuedWithoutAReset) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world(), r = ctx.rank();
+    const std::int64_t m = kQRows * w;
+    using S = ops::Schedule;
+    using A = ccl::Algorithm;
+    // Input sets 0 and 1 of this rank: A [m, K] and B [K, N], and the common ones (rank 0's).
+    std::vector<Tensor<bfloat16>> a, b, a0, b0, a_rows;
+    for (int set = 0; set < 2; ++set) {
+      a.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+      b.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(r, k, j, set); }));
+      a0.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(0, i, k, set); }));
+      b0.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(0, k, j, set); }));
+      a_rows.push_back(make<bfloat16>(ctx, kQRows, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+    }
+    const auto sum = [&](int set, std::int64_t i, std::int64_t j) {
+      double s = 0;
+      for (int q = 0; q < w; ++q) s += dot(q, i, q, j, set, kQK);
+      return s;
+    };
+    std::vector<Queued> ops_list;
+    for (auto [s, al] : {std::pair{S::bulk_synchronous, A::one_shot}, {S::bulk_synchronous, A::two_shot},
+                         {S::producer_consumer, A::one_shot}, {S::producer_consumer, A::two_shot}, {S::unfused, A::automatic}}) {
+      ops_list.push_back({"matmul_all_reduce",
+                          [&, s, al](Context& c, int call, Tensor<bfloat16>& C) {
+                            ops::matmul_all_reduce(c, a[call % 2], b[call % 2], C, {.schedule = s, .algorithm = al});
+                          },
+                          Shape{m, kQN}, sum});
+    }
+    for (auto s : {S::bulk_synchronous, S::producer_consumer, S::unfused}) {
+      ops_list.push_back({"matmul_reduce_scatter",
+                          [&, s](Context& c, int call, Tensor<bfloat16>& C) {
+                            ops::matmul_reduce_scatter(c, a[call % 2], b[call % 2], C, {.schedule = s});
+                          },
+                          Shape{kQRows, kQN}, [&](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
+    }
+    ops_list.push_back({"matmul_all_scatter",
+                        [&](Context& c, int call, Tensor<bfloat16>& C) {
+                          ops::matmul_all_scatter(c, a0[call % 2], b[call % 2], C);
+                        },
+                        Shape{m, kQN * w},
+                        [&](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / kQN), j % kQN, set, kQK); }});
+    ops_list.push_back({"all_gather_matmul",
+                        [&](Context& c, int call, Tensor<bfloat16>& C) {
+                          ops::all_gather_matmul(c, a_rows[call % 2], b0[call % 2], C);
+                        },
+                        Shape{m, kQN},
+                        [&](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kQK); }});
+    for (const Queued& q : ops_list) run_queued(ctx, q, 100);
+  });
+}
+
+// Operands of 256 MiB: C (and the partials P) [8192, 16384] bf16, K = 64, entries
+// checked on a sample (every 4099th, and the last row and column). CUDA: the host
+// backend interprets every element.
+TEST_P(Ops, TwoHundredFiftySixMiB) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world(), r = ctx.rank();
+    constexpr std::int64_t kM = 8192, kBigN = 16384, kBigK = 64;
+    const auto check = [&](const Tensor<bfloat16>& C, const std::function<double(std::int64_t, std::int64_t)>& want,
+                           const std::function<double(std::int64_t, std::int64_t)>& mag, const std::string& what) {
+      const std::vector<bfloat16> got = C.to_host();
+      const std::int64_t rows = C.shape()[0], cols = C.shape()[1];
+      const auto at = [&](std::int64_t i, std::int64_t j) {
+        const double g = static_cast<double>(static_cast<float>(got[static_cast<std::size_t>(i * cols + j)]));
+        if (std::abs(g - want(i, j)) > eps<bfloat16>() * 2 * mag(i, j) + 1e-9) {
+          require(false, what + ": C[" + std::to_string(i) + ", " + std::to_string(j) + "] is " + std::to_string(g) +
+                             ", expected " + std::to_string(want(i, j)));
+        }
+      };
+      for (std::int64_t x = 0; x < rows * cols; x += 4099) at(x / cols, x % cols);
+      for (std::int64_t j = 0; j < cols; j += 7) at(rows - 1, j);
+      for (std::int64_t i = 0; i < rows; i += 7) at(i, cols - 1);
+    };
+    auto A = make<bfloat16>(ctx, kM, kBigK, [&](auto i, auto k) { return a_val(r, i, k, 5); });
+    auto B = make<bfloat16>(ctx, kBigK, kBigN, [&](auto k, auto j) { return b_val(r, k, j, 5); });
+    const auto sum = [&](auto i, auto j) {
+      double s = 0;
+      for (int q = 0; q < w; ++q) s += dot(q, i, q, j, 5, kBigK);
+      return s;
+    };
+    const auto mag = [&](auto i, auto j) {
+      double s = 0;
+      for (int q = 0; q < w; ++q) s += std::abs(dot(q, i, q, j, 5, kBigK));
+      return s;
+    };
+    using S = ops::Schedule;
+    using Al = ccl::Algorithm;
+    {
+      auto C = ctx.zeros<bfloat16>(Shape{kM, kBigN});
+      for (auto [s, al] : {std::pair{S::bulk_synchronous, Al::two_shot}, {S::producer_consumer, Al::one_shot},
+                           {S::unfused, Al::ring}}) {
+        ops::matmul_all_reduce(ctx, A, B, C, {.schedule = s, .algorithm = al});
+        ctx.synchronize();
+        check(C, sum, mag, std::string("matmul_all_reduce of 256 MiB, ") + ops::name(s) + " " + ccl::name(al));
+        ctx.barrier();
+      }
+    }
+    {
+      const std::int64_t rows = kM / w;
+      auto C = ctx.zeros<bfloat16>(Shape{rows, kBigN});
+      ops::matmul_reduce_scatter(ctx, A, B, C);
+      ctx.synchronize();
+      check(C, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return mag(i + r * rows, j); },
+            "matmul_reduce_scatter of 256 MiB");
+      ctx.barrier();
+    }
+    {
+      const std::int64_t n = kBigN / w;
+      auto B1 = make<bfloat16>(ctx, kBigK, n, [&](auto k, auto j) { return b_val(r, k, j, 6); });
+      auto A1 = make<bfloat16>(ctx, kM, kBigK, [&](auto i, auto k) { return a_val(0, i, k, 6); });
+      auto C = ctx.zeros<bfloat16>(Shape{kM, n * w});
+      ops::matmul_all_scatter(ctx, A1, B1, C);
+      ctx.synchronize();
+      const auto one = [&](auto i, auto j) { return dot(0, i, static_cast<int>(j / n), j % n, 6, kBigK); };
+      check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); }, "matmul_all_scatter of 256 MiB");
+      ctx.barrier();
+    }
+    {
+      const std::int64_t rows = kM / w;
+      auto A2 = make<bfloat16>(ctx, rows, kBigK, [&](auto i, auto k) { return a_val(r, i, k, 7); });
+      auto B2 = make<bfloat16>(ctx, kBigK, kBigN, [&](auto k, auto j) { return b_val(0, k, j, 7); });
+      auto C = ctx.zeros<bfloat16>(Shape{kM, kBigN});
+      ops::all_gather_matmul(ctx, A2, B2, C);
+      ctx.synchronize();
+      const auto one = [&](auto i, auto j) { return dot(static_cast<int>(i / rows), i % rows, 0, j, 7, kBigK); };
+      check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); }, "all_gather_matmul of 256 MiB");
+    }
+  }, std::size_t{1152} << 20);
 }
 
 TEST_P(Ops, RefusesWhatItCannotDo) {
