@@ -1,7 +1,7 @@
 // The fused ops of iris/ops.hpp (dsl/ops/) against a host reference in f64: every op
 // and schedule, bf16 and f16, ragged tiles, calls back to back without a reset (30
 // checked one by one, and 100 of each op queued), operands of 256 MiB, and (CUDA)
-// replays of a captured producer-consumer call. Inputs are small integers; the
+// every op replayed from CUDA graphs. Inputs are small integers; the
 // partial products are rounded to the element type before they are summed, so results
 // are checked within that rounding.
 #include <cmath>
@@ -188,55 +188,95 @@ void run_queued(Context& ctx, const Queued& q, int calls) {
   ctx.barrier();
 }
 
+// Input sets 0 and 1 of this rank (A [m, K], B [K, N], A [kQRows, K]) and the common
+// ones (rank 0's), and every op and schedule as a Queued over them.
+struct QueuedInputs {
+  std::vector<Tensor<bfloat16>> a, b, a0, b0, a_rows;
+};
+
+std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in) {
+  const int w = ctx.world(), r = ctx.rank();
+  const std::int64_t m = kQRows * w;
+  using S = ops::Schedule;
+  using A = ccl::Algorithm;
+  for (int set = 0; set < 2; ++set) {
+    in.a.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+    in.b.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(r, k, j, set); }));
+    in.a0.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(0, i, k, set); }));
+    in.b0.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(0, k, j, set); }));
+    in.a_rows.push_back(make<bfloat16>(ctx, kQRows, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+  }
+  const auto sum = [w](int set, std::int64_t i, std::int64_t j) {
+    double s = 0;
+    for (int q = 0; q < w; ++q) s += dot(q, i, q, j, set, kQK);
+    return s;
+  };
+  std::vector<Queued> out;
+  for (auto [s, al] : {std::pair{S::bulk_synchronous, A::one_shot}, {S::bulk_synchronous, A::two_shot},
+                       {S::producer_consumer, A::one_shot}, {S::producer_consumer, A::two_shot}, {S::unfused, A::automatic}}) {
+    out.push_back({"matmul_all_reduce",
+                   [&in, s, al](Context& c, int call, Tensor<bfloat16>& C) {
+                     ops::matmul_all_reduce(c, in.a[call % 2], in.b[call % 2], C, {.schedule = s, .algorithm = al});
+                   },
+                   Shape{m, kQN}, sum});
+  }
+  for (auto s : {S::bulk_synchronous, S::producer_consumer, S::unfused}) {
+    out.push_back({"matmul_reduce_scatter",
+                   [&in, s](Context& c, int call, Tensor<bfloat16>& C) {
+                     ops::matmul_reduce_scatter(c, in.a[call % 2], in.b[call % 2], C, {.schedule = s});
+                   },
+                   Shape{kQRows, kQN}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
+  }
+  out.push_back({"matmul_all_scatter",
+                 [&in](Context& c, int call, Tensor<bfloat16>& C) {
+                   ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], C);
+                 },
+                 Shape{m, kQN * w},
+                 [](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / kQN), j % kQN, set, kQK); }});
+  out.push_back({"all_gather_matmul",
+                 [&in](Context& c, int call, Tensor<bfloat16>& C) {
+                   ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], C);
+                 },
+                 Shape{m, kQN},
+                 [](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kQK); }});
+  return out;
+}
+
 TEST_P(Ops, HundredCallsQueuedWithoutAReset) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
-    const int w = ctx.world(), r = ctx.rank();
-    const std::int64_t m = kQRows * w;
-    using S = ops::Schedule;
-    using A = ccl::Algorithm;
-    // Input sets 0 and 1 of this rank: A [m, K] and B [K, N], and the common ones (rank 0's).
-    std::vector<Tensor<bfloat16>> a, b, a0, b0, a_rows;
-    for (int set = 0; set < 2; ++set) {
-      a.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
-      b.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(r, k, j, set); }));
-      a0.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(0, i, k, set); }));
-      b0.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(0, k, j, set); }));
-      a_rows.push_back(make<bfloat16>(ctx, kQRows, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+    QueuedInputs in;
+    for (const Queued& q : every_queued_op(ctx, in)) run_queued(ctx, q, 100);
+  });
+}
+
+// Every op captured in two CUDA graphs (input set 0 into C0, set 1 into C1) after an
+// eager call, then the two replayed back to back, five times, each pair checked.
+TEST_P(Ops, EveryOpReplaysInAGraph) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    QueuedInputs in;
+    for (const Queued& q : every_queued_op(ctx, in)) {
+      std::vector<Tensor<bfloat16>> cs;
+      for (int set = 0; set < 2; ++set) cs.push_back(ctx.zeros<bfloat16>(q.c_shape));
+      q.call(ctx, 0, cs[0]);  // the eager first call sets up
+      ctx.synchronize();
+      Graph g0(ctx.stream(), [&] { q.call(ctx, 0, cs[0]); });
+      Graph g1(ctx.stream(), [&] { q.call(ctx, 1, cs[1]); });
+      for (int rep = 0; rep < 5; ++rep) {
+        for (auto& c : cs) set(c, [](auto, auto) { return -1.0; });
+        ctx.synchronize();
+        ctx.barrier();
+        g0.launch(ctx.stream());
+        g1.launch(ctx.stream());
+        ctx.synchronize();
+        for (int set = 0; set < 2; ++set) {
+          expect_near(cs[static_cast<std::size_t>(set)], [&](auto i, auto j) { return q.want(set, i, j); },
+                      [](auto, auto) { return 0.0; },
+                      std::string(q.name) + " in a graph, replay " + std::to_string(rep) + ", set " + std::to_string(set));
+        }
+        ctx.barrier();
+      }
     }
-    const auto sum = [&](int set, std::int64_t i, std::int64_t j) {
-      double s = 0;
-      for (int q = 0; q < w; ++q) s += dot(q, i, q, j, set, kQK);
-      return s;
-    };
-    std::vector<Queued> ops_list;
-    for (auto [s, al] : {std::pair{S::bulk_synchronous, A::one_shot}, {S::bulk_synchronous, A::two_shot},
-                         {S::producer_consumer, A::one_shot}, {S::producer_consumer, A::two_shot}, {S::unfused, A::automatic}}) {
-      ops_list.push_back({"matmul_all_reduce",
-                          [&, s, al](Context& c, int call, Tensor<bfloat16>& C) {
-                            ops::matmul_all_reduce(c, a[call % 2], b[call % 2], C, {.schedule = s, .algorithm = al});
-                          },
-                          Shape{m, kQN}, sum});
-    }
-    for (auto s : {S::bulk_synchronous, S::producer_consumer, S::unfused}) {
-      ops_list.push_back({"matmul_reduce_scatter",
-                          [&, s](Context& c, int call, Tensor<bfloat16>& C) {
-                            ops::matmul_reduce_scatter(c, a[call % 2], b[call % 2], C, {.schedule = s});
-                          },
-                          Shape{kQRows, kQN}, [&](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
-    }
-    ops_list.push_back({"matmul_all_scatter",
-                        [&](Context& c, int call, Tensor<bfloat16>& C) {
-                          ops::matmul_all_scatter(c, a0[call % 2], b[call % 2], C);
-                        },
-                        Shape{m, kQN * w},
-                        [&](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / kQN), j % kQN, set, kQK); }});
-    ops_list.push_back({"all_gather_matmul",
-                        [&](Context& c, int call, Tensor<bfloat16>& C) {
-                          ops::all_gather_matmul(c, a_rows[call % 2], b0[call % 2], C);
-                        },
-                        Shape{m, kQN},
-                        [&](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kQK); }});
-    for (const Queued& q : ops_list) run_queued(ctx, q, 100);
   });
 }
 
@@ -342,44 +382,6 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
     auto C3 = ctx.zeros<bfloat16>(Shape{64, 64});
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.block_m = 96}); }).find("96 x 256") != std::string::npos,
             "a tile the GEMM does not have is refused");
-  });
-}
-
-TEST_P(Ops, ProducerConsumerGraphReplays) {
-  IRIS_REQUIRE_CUDA();
-  run_ranks(GetParam(), [](Context& ctx, Module&) {
-    const int w = ctx.world(), r = ctx.rank();
-    const std::int64_t m = kRowsPerRank * w;
-    auto A = ctx.empty<bfloat16>(Shape{m, kK});
-    auto B = ctx.empty<bfloat16>(Shape{kK, kN});
-    auto C = ctx.zeros<bfloat16>(Shape{m, kN});
-    const auto fill = [&](int call) {
-      set(A, [&](auto i, auto k) { return a_val(r, i, k, call); });
-      set(B, [&](auto k, auto j) { return b_val(r, k, j, call); });
-    };
-    ops::Options o;
-    o.schedule = ops::Schedule::producer_consumer;
-    fill(0);
-    ops::matmul_all_reduce(ctx, A, B, C, o);  // the eager first call sets up
-    ctx.synchronize();
-    Graph g(ctx.stream(), [&] { ops::matmul_all_reduce(ctx, A, B, C, o); });
-    for (int call = 1; call <= 5; ++call) {
-      fill(call);
-      ctx.synchronize();
-      ctx.barrier();
-      g.launch(ctx.stream());
-      ctx.synchronize();
-      expect_near(C, [&](auto i, auto j) {
-        double s = 0;
-        for (int q = 0; q < w; ++q) s += partial(q, i, j, call);
-        return s;
-      }, [&](auto i, auto j) {
-        double mag = 0;
-        for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, call));
-        return eps<bfloat16>() * 2 * mag + 1e-9;
-      }, "graph replay " + std::to_string(call));
-      ctx.barrier();
-    }
   });
 }
 
