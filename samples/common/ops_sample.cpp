@@ -4,12 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "cublas.hpp"
 #include "nccl.hpp"
 #include "sample.hpp"
 
@@ -64,8 +61,7 @@ void check(Context& ctx, const Tensor<T>& c, const std::vector<Entry>& entries) 
   }
 }
 
-// The GEMM ops: shapes per op, inputs, the sampled exact values, iris and the baseline.
-template <class T>
+// The GEMM ops (gemm_op.hpp): iris and the baseline on the same operands.
 void gemm_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
   const std::int64_t W = ctx.world();
   std::int64_t M = args.get("--m");
@@ -74,166 +70,36 @@ void gemm_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
     M += W - M % W;  // equal row blocks
     report(ctx, "  --m rounded up to " + std::to_string(M) + ", a multiple of the " + std::to_string(W) + " ranks");
   }
-  if (M > INT32_MAX || N > INT32_MAX || K > INT32_MAX) throw Error("--m, --n, --k: at most 2^31 - 1 (cuBLAS)");
-  const bool gathers_a = s.op == LibraryOp::all_gather_matmul;
-  auto a = ctx.randn<T>({M, K}, 31);
-  auto b = ctx.randn<T>({K, N}, 32);
-  if (s.op == LibraryOp::matmul_all_scatter) ctx.broadcast(a, 0);  // one A, every rank its own B
-  if (gathers_a) ctx.broadcast(b, 0);                              // every rank its own A, one B
-  Shape c_shape{M, N};
-  if (s.op == LibraryOp::matmul_reduce_scatter) c_shape = {M / W, N};
-  if (s.op == LibraryOp::matmul_all_scatter) c_shape = {M, W * N};
-  if (gathers_a) c_shape = {W * M, N};
-  auto c = ctx.zeros<T>(c_shape);
-  ctx.barrier();
-
-  // Exact values of sampled entries of C, in doubles, from every rank's inputs.
-  std::vector<std::vector<T>> as, bs;
-  for (int r = 0; r < W; ++r) {
-    as.push_back(host_copy(ctx, a, r));
-    bs.push_back(host_copy(ctx, b, r));
-  }
-  const auto dot = [&](int ra, std::int64_t i, int rb, std::int64_t j, double* magnitude) {
-    double sum = 0, mag = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      const double p = as_double(as[static_cast<std::size_t>(ra)][static_cast<std::size_t>(i * K + k)]) *
-                       as_double(bs[static_cast<std::size_t>(rb)][static_cast<std::size_t>(k * N + j)]);
-      sum += p;
-      mag += std::fabs(p);
-    }
-    *magnitude = mag;
-    return sum;
-  };
-  std::vector<Entry> entries;
-  std::mt19937_64 rng(91 + static_cast<unsigned>(ctx.rank()));
-  const std::int64_t rows = c_shape[0], cols = c_shape[1];
-  for (std::int64_t e = 0; e < args.get("--check"); ++e) {
-    const auto i = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(rows));
-    const auto j = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(cols));
-    // Bounds: the f32 accumulation over K (K * 2^-23 of the summed magnitudes), and a
-    // rounding to T of every partial and of every partial sum (at most world of them
-    // for a sum over ranks: an atomic or ring sum rounds after each addition).
-    const double u = unit_roundoff<T>();
-    double want = 0, rounded = 0, products = 0, m = 0;
-    switch (s.op) {
-      case LibraryOp::matmul_all_reduce:
-      case LibraryOp::matmul_reduce_scatter: {
-        const std::int64_t row = s.op == LibraryOp::matmul_all_reduce ? i : ctx.rank() * rows + i;
-        for (int r = 0; r < W; ++r) {
-          const double p = dot(r, row, r, j, &m);
-          want += p;
-          rounded += std::fabs(p);
-          products += m;
-        }
-        rounded *= static_cast<double>(W);
-        break;
-      }
-      case LibraryOp::matmul_all_scatter:
-        want = dot(0, i, static_cast<int>(j / N), j % N, &products);
-        rounded = std::fabs(want);
-        break;
-      case LibraryOp::all_gather_matmul:
-        want = dot(static_cast<int>(i / M), i % M, 0, j, &products);
-        rounded = std::fabs(want);
-        break;
-      case LibraryOp::all_reduce: break;
-    }
-    const double accumulation = static_cast<double>(K) * std::ldexp(products, -23);
-    entries.push_back({i, j, want, 2 * u * (rounded + std::fabs(want)) + accumulation + 1e-3});
-  }
+  GemmOp op(ctx, s.op, s.dtype, {M, N, K}, 31);
+  const int checks = static_cast<int>(args.get("--check"));
+  op.sample_entries(checks, 91);
 
   std::vector<Variant> variants;
-  // The baseline: cuBLAS, then NCCL (or NCCL, then cuBLAS), on the rank's stream.
-  std::unique_ptr<Nccl> nccl;
-  std::unique_ptr<Cublas> cublas;
-  std::optional<Tensor<T>> scratch;
   if (args.runs("baseline") && !args.host) {
     std::string why;
-    nccl = Nccl::create(ctx, &why);
-    if (nccl) cublas = Cublas::load(ctx.stream(), &why);
-    const std::vector<char> ok = ctx.all_gather(static_cast<char>(cublas != nullptr));
-    for (int r = 0; r < W && why.empty(); ++r) {
-      if (!ok[static_cast<std::size_t>(r)]) why = "rank " + std::to_string(r) + " could not load cuBLAS";
-    }
-    if (!why.empty()) {
+    if (op.load_baseline(&why)) {
+      variants.push_back({"baseline", [&] { op.run_baseline(); }, op.baseline_label()});
+    } else {
       report(ctx, "  baseline  SKIPPED: " + why);
-      nccl.reset();
-      cublas.reset();
     }
   }
-  const DType dt = dtype_of_v<T>;
-  const Stream st = ctx.stream();
-  // The baseline's all-scatter gathers row blocks [world * M, N]: it is checked there.
-  bool gathered_rows = false;
-  if (cublas) {
-    switch (s.op) {
-      case LibraryOp::matmul_all_reduce:
-        scratch = ctx.empty<T>({M, N});
-        variants.push_back({"baseline", [&] {
-                              cublas->gemm(dt, a.data(), b.data(), scratch->data(), M, N, K);
-                              nccl->all_reduce(scratch->data(), c.data(), static_cast<std::size_t>(M * N), dt,
-                                               ccl::ReduceOp::sum, st);
-                            }, "cublas+nccl"});
-        break;
-      case LibraryOp::matmul_reduce_scatter:
-        scratch = ctx.empty<T>({M, N});
-        variants.push_back({"baseline", [&] {
-                              cublas->gemm(dt, a.data(), b.data(), scratch->data(), M, N, K);
-                              nccl->reduce_scatter(scratch->data(), c.data(), static_cast<std::size_t>(M / W * N), dt,
-                                                   ccl::ReduceOp::sum, st);
-                            }, "cublas+nccl"});
-        break;
-      case LibraryOp::matmul_all_scatter:
-        scratch = ctx.empty<T>({W * M, N});
-        variants.push_back({"baseline", [&] {
-                              // C's first M rows hold this rank's block; then gathered by rows.
-                              cublas->gemm(dt, a.data(), b.data(), c.data(), M, N, K);
-                              nccl->all_gather(c.data(), scratch->data(), static_cast<std::size_t>(M * N), dt, st);
-                              gathered_rows = true;
-                            }, "cublas+nccl"});
-        break;
-      case LibraryOp::all_gather_matmul:
-        scratch = ctx.empty<T>({W * M, K});
-        variants.push_back({"baseline", [&] {
-                              nccl->all_gather(a.data(), scratch->data(), static_cast<std::size_t>(M * K), dt, st);
-                              cublas->gemm(dt, scratch->data(), b.data(), c.data(), W * M, N, K);
-                            }, "nccl+cublas"});
-        break;
-      case LibraryOp::all_reduce: break;
-    }
-  }
-  variants.push_back({"iris", [&] {
-                        gathered_rows = false;
-                        switch (s.op) {
-                          case LibraryOp::matmul_all_reduce: ops::matmul_all_reduce(ctx, a, b, c, s.options); break;
-                          case LibraryOp::matmul_reduce_scatter:
-                            ops::matmul_reduce_scatter(ctx, a, b, c, s.options);
-                            break;
-                          case LibraryOp::matmul_all_scatter: ops::matmul_all_scatter(ctx, a, b, c, s.options); break;
-                          case LibraryOp::all_gather_matmul: ops::all_gather_matmul(ctx, a, b, c, s.options); break;
-                          case LibraryOp::all_reduce: break;
-                        }
-                      }, s.label});
+  variants.push_back({"iris", [&] { op.run_iris(s.options); }, s.label});
   Measure m;
   m.reference = "baseline";
-  m.reset = [&] {
-    ctx.barrier();
-    c = ctx.zeros<T>(c_shape);
-    ctx.barrier();
-  };
+  m.reset = [&] { op.zero_c(); };
   m.validate = [&](int) {
-    if (!gathered_rows) return check(ctx, c, entries);
-    // [world * M, N] by rows: entry (i, q * N + j) of C is row q * M + i there.
-    std::vector<Entry> moved;
-    for (const Entry& e : entries) moved.push_back({(e.j / N) * M + e.i, e.j % N, e.want, e.bound});
-    check(ctx, *scratch, moved);
+    std::string first;
+    if (const std::size_t bad = op.wrong(&first)) {
+      throw Error("validation failed: rank " + std::to_string(ctx.rank()) + ": " + std::to_string(bad) + " of " +
+                  std::to_string(checks) + " checked entries differ, first " + first);
+    }
   };
-  const double flops = 2.0 * static_cast<double>(gathers_a ? W * M : M) * static_cast<double>(N) * static_cast<double>(K);
-  m.work_per_launch = flops / 1e3;
+  m.work_per_launch = op.flops() / 1e3;
   m.unit = "TFLOP/s";
   run_variants(ctx, args, variants, m);
+  const Shape c = op.c_shape();
   report(ctx, "  (M, N, K) = (" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + "), " +
-                  std::string(dtype_name(dt)) + "; C is [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                  std::string(dtype_name(s.dtype)) + "; C is [" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
                   "] on every rank; schedule " + ops::name(s.options.schedule) + ", algorithm " +
                   ccl::name(s.options.algorithm));
 }
@@ -295,7 +161,7 @@ void run_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
   if (s.op == LibraryOp::all_reduce) {
     all_reduce_op<T>(ctx, args, s);
   } else {
-    gemm_op<T>(ctx, args, s);
+    gemm_op(ctx, args, s);
   }
 }
 

@@ -5,18 +5,11 @@
 // check still runs).
 #pragma once
 
+#include "gemm_op.hpp"
 #include "iris/ccl.hpp"
 #include "iris/ops.hpp"
 
 namespace iris::samples {
-
-enum class LibraryOp {
-  matmul_all_reduce,      // C [M, N] = sum over ranks of A_r [M, K] B_r [K, N]
-  matmul_reduce_scatter,  // C [M / world, N]: this rank's rows of that sum
-  matmul_all_scatter,     // C [M, world * N] = [A B_0, A B_1, ...], one A on every rank
-  all_gather_matmul,      // C [world * M, N] = [A_0; A_1; ...] B, one B on every rank
-  all_reduce,             // y = sum over ranks of x_r (iris::ccl::all_reduce)
-};
 
 struct LibrarySample {
   const char* name;     // "09_gemm_one_shot_all_reduce"
