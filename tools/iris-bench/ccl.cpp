@@ -24,6 +24,7 @@
 #include "iris/iris.hpp"
 #include "nccl.hpp"
 #include "plot_svg.hpp"
+#include "timing.hpp"
 
 namespace iris::bench {
 namespace {
@@ -186,31 +187,6 @@ std::size_t check(Context& ctx, samples::Nccl* nccl, const Variant& v, const Ccl
   for (std::uint64_t w : ctx.all_gather(mine)) all += w;
   ctx.barrier();
   return static_cast<std::size_t>(all);
-}
-
-// Microseconds per call: `warmup` calls, then every rank starts a batch of `iters`
-// back-to-back calls after a host barrier; the batch's time (CUDA events on the rank's
-// stream; std::chrono on the host backend, whose streams run work as it is enqueued)
-// over iters, the slowest rank's.
-double time_us(Context& ctx, const std::function<void()>& call, int warmup, int iters) {
-  for (int i = 0; i < warmup; ++i) call();
-  ctx.barrier();
-  double ms = 0;
-  if (ctx.on_host()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < iters; ++i) call();
-    ctx.synchronize();
-    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  } else {
-    EventTimer t(ctx.stream());
-    t.start();
-    for (int i = 0; i < iters; ++i) call();
-    ms = t.stop();
-  }
-  const double mine = ms * 1e3 / iters;
-  const std::vector<double> all = ctx.all_gather(mine);
-  ctx.barrier();
-  return *std::max_element(all.begin(), all.end());
 }
 
 // min, min * factor, ... up to max (nccl-tests' -b -f -e), and max itself where the
@@ -472,7 +448,7 @@ int run_ccl(const CclBenchOptions& o) {
                 c.seed = ++calls * 0x9e3779b97f4a7c15ull;
                 m.wrong = check(ctx, nccl.get(), v, c, pl == 1, a, b);
                 const Placement p = placement(c, pl == 1, me, a, b);
-                m.us = time_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
+                m.us = batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
                 m.ran = true;
                 if (m.wrong) wrong = true;
               }

@@ -12,6 +12,7 @@
 #include "compile.hpp"
 #include "gemm.hpp"
 #include "launch.hpp"
+#include "ops.hpp"
 #include "p2p.hpp"
 
 namespace {
@@ -29,6 +30,8 @@ void usage() {
       "          --backend cuda|host (host: CPU threads interpret the kernel)\n"
       "  gemm    the sm90 GEMM template (hand-written CUDA; with --iris, also an .iris kernel)\n"
       "          against cuBLAS on the same random inputs, alternating, checked against f64\n"
+      "  ops     the fused GEMM + communication ops (iris/ops.hpp), every schedule, against\n"
+      "          cuBLAS + NCCL on the same operands, alternating round by round, checked\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
       "          remote atomic throughput and signal ping-pong latency, each next to\n"
       "          cudaMemcpyPeerAsync on the same buffers\n\n"
@@ -76,8 +79,20 @@ void usage() {
       "  --svg FILE      also plot time against size (log-log), one line per variant\n"
       "  exit status: 0; 1 when a result differs from its reference, or on an error; 2 for a\n"
       "  bad command line; 77 when there is no GPU (and no --backend host)\n\n"
+      "ops options (shapes: every rank's A [M, K] and B [K, N]; C per op, see docs/runtime.md):\n"
+      "  --ops LIST      %s (default all)\n"
+      "  --shapes LIST   MxNxK,... (default M = 256, 512, ..., 8192 with N = K = 8192)\n"
+      "  --dtype T       bf16 or f16 (default bf16)\n"
+      "  --iters N       calls per timed batch (default 10)\n"
+      "  --rounds N      rounds; each times one batch of every variant in turn, the median\n"
+      "                  is reported (default 5)\n"
+      "  --warmup N      untimed calls before a variant's first batch (default 2)\n"
+      "  --check N       sampled entries of C checked per rank and variant (default 256)\n"
+      "  --ranks N, --share-gpus, --backend B, --json FILE, --svg FILE: as for ccl\n"
+      "  --no-baseline   leave cuBLAS + NCCL out\n"
+      "  exit status: as for ccl\n\n"
       "  -h, --help      this text\n",
-      algorithms.c_str());
+      algorithms.c_str(), iris::bench::op_names().c_str());
 }
 
 // "a,b,,c" -> {a, b, c}.
@@ -91,6 +106,32 @@ std::vector<std::string> split(const std::string& list) {
     pos = comma + 1;
   }
   return out;
+}
+
+// "MxNxK,..." -> shapes.
+std::vector<iris::bench::GemmShape> parse_shapes(const std::string& list) {
+  std::vector<iris::bench::GemmShape> out;
+  for (const std::string& s : split(list)) {
+    long long m = 0, n = 0, k = 0;
+    char x1 = 0, x2 = 0, extra = 0;
+    if (std::sscanf(s.c_str(), "%lld%c%lld%c%lld%c", &m, &x1, &n, &x2, &k, &extra) != 5 || x1 != 'x' || x2 != 'x' ||
+        m < 1 || n < 1 || k < 1) {
+      throw iris::Error("--shapes: '" + s + "' is not MxNxK");
+    }
+    out.push_back({m, n, k});
+  }
+  if (out.empty()) throw iris::Error("--shapes: no shape given");
+  return out;
+}
+
+// A whole number of at least `lowest` for option `a`.
+int count_value(const std::string& a, const std::string& v, int lowest) {
+  char* end = nullptr;
+  const long x = std::strtol(v.c_str(), &end, 10);
+  if (end == v.c_str() || *end || x < lowest || x > 1000000000) {
+    throw iris::Error(a + ": '" + v + "' is not a whole number >= " + std::to_string(lowest));
+  }
+  return static_cast<int>(x);
 }
 
 using OptionValue = std::function<std::string()>;
@@ -186,14 +227,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
       return 2;
     }
-    const auto count = [](const std::string& a, const std::string& v, int lowest) {
-      char* end = nullptr;
-      const long x = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end || x < lowest || x > 1000000000) {
-        throw iris::Error(a + ": '" + v + "' is not a whole number >= " + std::to_string(lowest));
-      }
-      return static_cast<int>(x);
-    };
+    const auto count = count_value;
     const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
       if (a == "--min-bytes") co.min_bytes = iris::parse_size(value(), a);
       else if (a == "--max-bytes") co.max_bytes = iris::parse_size(value(), a);
@@ -234,6 +268,43 @@ int main(int argc, char** argv) {
     }
     return measure([&] { return iris::bench::run_ccl(co); });
   }
+  if (cmd == "ops") {
+    iris::bench::OpsBenchOptions oo;
+    try {
+      oo.options = iris::Options::from_env();
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    }
+    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+      if (a == "--ops") oo.ops = split(value());
+      else if (a == "--shapes") oo.shapes = parse_shapes(value());
+      else if (a == "--dtype") oo.dtype = value();
+      else if (a == "--iters") oo.iters = count_value(a, value(), 1);
+      else if (a == "--rounds") oo.rounds = count_value(a, value(), 1);
+      else if (a == "--warmup") oo.warmup = count_value(a, value(), 0);
+      else if (a == "--check") oo.check = count_value(a, value(), 1);
+      else if (a == "--ranks") oo.options.ranks = count_value(a, value(), 1);
+      else if (a == "--share-gpus") {
+        oo.options.share_gpus = true;
+        setenv("IRIS_SHARE_GPUS", "1", 1);
+      } else if (a == "--backend") oo.options.backend = value();
+      else if (a == "--no-baseline") oo.baseline = false;
+      else if (a == "--json") oo.json_path = value();
+      else if (a == "--svg") oo.svg_path = value();
+      else return false;
+      return true;
+    });
+    if (parsed >= 0) return parsed;
+    try {
+      iris::bench::check_options(oo);
+      oo.options.validate();
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    }
+    return measure([&] { return iris::bench::run_ops(oo); });
+  }
   if (cmd == "gemm" || cmd == "p2p") {
     // Both time hand-written CUDA (and cuBLAS or cudaMemcpyPeer) against irisc kernels.
     const char* backend = std::getenv("IRIS_BACKEND");
@@ -248,15 +319,8 @@ int main(int argc, char** argv) {
     iris::bench::GemmBenchOptions go;
     const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
       if (a == "--shapes") {
-        for (const std::string& s : split(value())) {
-          long long m = 0, n = 0, k = 0;
-          char x1 = 0, x2 = 0;
-          if (std::sscanf(s.c_str(), "%lld%c%lld%c%lld", &m, &x1, &n, &x2, &k) != 5 || x1 != 'x' || x2 != 'x' || m < 1 ||
-              n < 1 || k < 1) {
-            throw iris::Error("--shapes: '" + s + "' is not MxNxK");
-          }
-          go.shapes.push_back({m, n, k});
-        }
+        const auto more = parse_shapes(value());
+        go.shapes.insert(go.shapes.end(), more.begin(), more.end());
       } else if (a == "--dtypes") go.dtypes = split(value());
       else if (a == "--layouts") go.layouts = split(value());
       else if (a == "--tile") go.tile = value();

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs everything that needs GPUs, on a machine that has them, from a build folder
 # made elsewhere: the GPU test suite at 1, 2 and 4 ranks in thread mode and under
-# mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p and
-# ccl.
+# mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p, ccl,
+# ops, launch and gemm, and tracing.
 #
-#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [ccl] [launch] [gemm] [trace]   (default: all)
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [ccl] [ops] [launch] [gemm] [trace]   (default: all)
 #
 # Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
 # Exit status: nonzero if any step failed.
@@ -15,7 +15,7 @@ OUT=${OUT:-/tmp/iris-gpu-suite}
 mkdir -p "$OUT"
 # bundle_gpu.sh packs the samples.
 if [ -f "$B/samples.tar.xz" ] && [ ! -d "$B/samples" ]; then tar xJf "$B/samples.tar.xz" -C "$B"; fi
-steps=${*:-tests mpi samples memcheck bench ccl launch gemm trace}
+steps=${*:-tests mpi samples memcheck bench ccl ops launch gemm trace}
 summary=()
 status=0
 step() {  # step NAME LOGFILE TIMEOUT CMD...
@@ -91,6 +91,15 @@ for s in $steps; do
     step "iris-bench ccl" bench_ccl.log 600 "$B/bin/iris-bench" ccl --json "$OUT/bench_ccl.json" \
       --svg "$OUT/bench_ccl.svg" $share ${CCL_ARGS:-}
     cat "$OUT/bench_ccl.log"
+    ;;
+  ops)
+    # The fused GEMM + communication ops against cuBLAS + NCCL on the same operands,
+    # alternating round by round, one rank per GPU; on one GPU a single rank (NCCL
+    # refuses ranks sharing a GPU). OPS_ARGS adds options (e.g. --shapes).
+    # shellcheck disable=SC2086
+    step "iris-bench ops" bench_ops.log 600 "$B/bin/iris-bench" ops --json "$OUT/bench_ops.json" \
+      --svg "$OUT/bench_ops.svg" ${OPS_ARGS:-}
+    cat "$OUT/bench_ops.log"
     ;;
   launch)
     # Host time Program::launch adds over launch_raw, sample 07's kernel.
