@@ -81,12 +81,16 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   const bool shared_context = library::share(ctx) > 1 && std::string_view(ctx.bootstrap_name()) == "threads";
   const bool beside = schedule == Schedule::producer_consumer && !shared_context;
   // Beside the GEMM the consumer keeps to a quarter of the SMs (see dsl/ops/common.iris);
-  // after it, two programs on every SM (as many as an SM holds: 118-128 registers a
-  // thread on sm_90a) keep pieces in flight. With one program on a quarter of the SMs, a
-  // 4096^2 bf16 consumer after the GEMM took longer than the GEMM itself (H100).
+  // after it, on a GPU of its own, two programs on every SM (as many as an SM holds:
+  // 118-128 registers a thread on sm_90a) keep pieces in flight. With one program on a
+  // quarter of the SMs, a 4096^2 bf16 consumer after the GEMM took longer than the GEMM
+  // itself (H100). Where ranks share the GPU, a peer's GEMM may not have started yet:
+  // consumers on every SM would keep it from ever starting (seen at 2 ranks on one H100),
+  // so there they keep to a quarter of the SMs too.
+  const bool whole_gpu = !beside && library::share(ctx) == 1;
   auto cons_defines = gemm_defines(g, o);
-  cons_defines["DIV"] = beside ? 4 : 1;
-  cons_defines["OCC"] = beside ? 1 : 2;
+  cons_defines["DIV"] = whole_gpu ? 1 : 4;
+  cons_defines["OCC"] = whole_gpu ? 2 : 1;
   Instance& cons = instance(ctx, file, consumer, std::move(cons_defines));
   Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o));
   const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
