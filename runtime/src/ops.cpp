@@ -43,13 +43,26 @@ std::map<std::string, std::int64_t> gemm_defines(const Gemm& g, const Options& o
   return d;
 }
 
-void check_tile(const char* what, const Options& o) {
-  const bool rows = o.block_m == 64 || o.block_m == 128;
-  const bool cols = o.block_n == 64 || o.block_n == 128 || o.block_n == 192 || o.block_n == 256;
-  if (!rows || !cols) {
-    throw Error(std::string(what) + ": the GEMM tile " + std::to_string(o.block_m) + " x " + std::to_string(o.block_n) +
-                " is not one of 64 or 128 rows by 64, 128, 192 or 256 columns");
+// The options with the GEMM's tile checked, or chosen where it is 0: 128 x 256 unless
+// that leaves more than half the SMs without a tile, then 128 x 128, then 64 x 128 (a
+// GEMM of 256 rows by 8192 columns has 64 tiles of 128 x 256 for 132 SMs; of 512 rows,
+// 128, one wave, which halving the tile would only split into two).
+Options with_tile(const char* what, Context& ctx, const Options& asked, std::int64_t rows, std::int64_t cols) {
+  Options o = asked;
+  if (o.block_m == 0 && o.block_n == 0) {
+    const auto tiles = [&](std::int64_t bm, std::int64_t bn) { return ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn); };
+    const std::int64_t sms = ctx.multiprocessors();
+    o.block_m = 128;
+    o.block_n = 2 * tiles(128, 256) > sms ? 256 : 128;
+    if (o.block_n == 128 && 2 * tiles(128, 128) <= sms) o.block_m = 64;
   }
+  const bool rows_ok = o.block_m == 64 || o.block_m == 128;
+  const bool cols_ok = o.block_n == 64 || o.block_n == 128 || o.block_n == 192 || o.block_n == 256;
+  if (!rows_ok || !cols_ok) {
+    throw Error(std::string(what) + ": the GEMM tile " + std::to_string(o.block_m) + " x " + std::to_string(o.block_n) +
+                " is not one of 64 or 128 rows by 64, 128, 192 or 256 columns (or 0 x 0: chosen by shape)");
+  }
+  return o;
 }
 
 Schedule schedule_of(const char* what, Schedule asked, std::initializer_list<Schedule> allowed) {
@@ -138,9 +151,9 @@ Gemm check(const char* what, DType dt, const Shape& a, const Shape& b, const Sha
   return g;
 }
 
-void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& o) {
-  schedule_of("matmul_all_scatter", o.schedule, {Schedule::fused});
-  check_tile("matmul_all_scatter", o);
+void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
+  schedule_of("matmul_all_scatter", asked.schedule, {Schedule::fused});
+  const Options o = with_tile("matmul_all_scatter", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
   Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o));
   // Peers store into this rank's C: not before every rank is done with its C of the
@@ -154,10 +167,10 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& o) {
   ctx.device_barrier(s);
 }
 
-void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& o) {
-  const Schedule sc = schedule_of("matmul_all_reduce", o.schedule,
+void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
+  const Schedule sc = schedule_of("matmul_all_reduce", asked.schedule,
                                   {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
-  check_tile("matmul_all_reduce", o);
+  const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
   if (sc == Schedule::unfused) {
@@ -176,10 +189,10 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& o) {
                       a == ccl::Algorithm::one_shot ? "reduce_tiles_one_shot" : "reduce_tiles_two_shot", {g.m, g.n});
 }
 
-void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& o) {
-  const Schedule sc = schedule_of("matmul_reduce_scatter", o.schedule,
+void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
+  const Schedule sc = schedule_of("matmul_reduce_scatter", asked.schedule,
                                   {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
-  check_tile("matmul_reduce_scatter", o);
+  const Options o = with_tile("matmul_reduce_scatter", ctx, asked, g.m, g.n);
   const std::int64_t rows = g.m / ctx.world();
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
@@ -191,9 +204,9 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& o) {
   produce_and_consume(ctx, g, o, sc, "ops/matmul_reduce_scatter.iris", "reduce_scatter_tiles", {rows, g.n});
 }
 
-void all_gather_matmul(Context& ctx, const Gemm& g, const Options& o) {
-  schedule_of("all_gather_matmul", o.schedule, {Schedule::unfused});
-  check_tile("all_gather_matmul", o);
+void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
+  schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused});
+  const Options o = with_tile("all_gather_matmul", ctx, asked, g.m * ctx.world(), g.n);
   const std::int64_t rows = g.m * ctx.world();
   void* gathered = library::scratch(ctx, "ops.gathered", static_cast<std::size_t>(rows * g.k) * dtype_size(g.dtype));
   ccl::detail::all_gather(ctx, g.dtype, g.a, gathered, static_cast<std::size_t>(g.m * g.k),

@@ -380,7 +380,7 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
                     .find("has no unfused schedule") != std::string::npos,
             "a schedule an op does not have is refused");
     auto C3 = ctx.zeros<bfloat16>(Shape{64, 64});
-    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.block_m = 96}); }).find("96 x 256") != std::string::npos,
+    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.block_m = 96, .block_n = 256}); }).find("96 x 256") != std::string::npos,
             "a tile the GEMM does not have is refused");
   });
 }
