@@ -280,8 +280,9 @@ TEST_P(Ops, EveryOpReplaysInAGraph) {
   });
 }
 
-// Operands of 256 MiB: C (and the partials P) [8192, 16384] bf16, K = 64, entries
-// checked on a sample (every 4099th, and the last row and column). CUDA: the host
+// Operands of 256 MiB: C (and the partials P) [8192, 16384] bf16 (M rounded down to a
+// multiple of the ranks where the op splits rows), K = 64, entries checked on a sample
+// (every 4099th, and the last row and column). CUDA: the host
 // backend interprets every element.
 TEST_P(Ops, TwoHundredFiftySixMiB) {
   IRIS_REQUIRE_CUDA();
@@ -328,9 +329,10 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       }
     }
     {
-      const std::int64_t rows = kM / w;
+      const std::int64_t rows = kM / w;  // M = rows * world: 8190 at 3 ranks
+      auto A3 = make<bfloat16>(ctx, rows * w, kBigK, [&](auto i, auto k) { return a_val(r, i, k, 5); });
       auto C = ctx.zeros<bfloat16>(Shape{rows, kBigN});
-      ops::matmul_reduce_scatter(ctx, A, B, C);
+      ops::matmul_reduce_scatter(ctx, A3, B, C);
       ctx.synchronize();
       check(C, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return mag(i + r * rows, j); },
             "matmul_reduce_scatter of 256 MiB");
@@ -351,7 +353,7 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       const std::int64_t rows = kM / w;
       auto A2 = make<bfloat16>(ctx, rows, kBigK, [&](auto i, auto k) { return a_val(r, i, k, 7); });
       auto B2 = make<bfloat16>(ctx, kBigK, kBigN, [&](auto k, auto j) { return b_val(0, k, j, 7); });
-      auto C = ctx.zeros<bfloat16>(Shape{kM, kBigN});
+      auto C = ctx.zeros<bfloat16>(Shape{rows * w, kBigN});
       ops::all_gather_matmul(ctx, A2, B2, C);
       ctx.synchronize();
       const auto one = [&](auto i, auto j) { return dot(static_cast<int>(i / rows), i % rows, 0, j, 7, kBigK); };
