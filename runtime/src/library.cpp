@@ -61,18 +61,19 @@ void* zeroed_heap(Context& ctx, std::size_t bytes) {
 int share(Context& ctx) { return state(ctx).share; }
 
 Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
-                   std::map<std::string, std::int64_t> defines) {
+                   std::map<std::string, std::int64_t> defines, const std::string& target) {
   State& st = state(ctx);
   const char* source = irisc::stdlib_file(file);
   if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
   // The kernels that size their programs by the ranks sharing a GPU declare SHARE.
   if (std::string_view(source).find("SHARE: int") != std::string_view::npos) defines["SHARE"] = st.share;
-  std::string key = file + ":" + kernel;
+  std::string key = file + ":" + kernel + "@" + target;
   for (const auto& [n, v] : defines) key += ";" + n + "=" + std::to_string(v);
   auto it = st.instances.find(key);
   if (it != st.instances.end()) return *it->second;
   JitOptions jo;
   jo.defines = std::move(defines);
+  jo.target = target;
   auto inst = std::make_unique<Instance>();
   inst->program = jit_program(ctx, source, "dsl/" + file, jo);
   inst->kernel = kernel;

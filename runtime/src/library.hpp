@@ -32,10 +32,10 @@ struct Instance {
 
 // Ranks of this job on this rank's GPU.
 int share(Context& ctx);
-// The kernel `kernel` of dsl/<file> for these defines (SHARE is added), compiled and
-// set up on first use.
+// The kernel `kernel` of dsl/<file> for these defines (SHARE is added), compiled for
+// `target` ("": the GPU's own, jit_target_for) and set up on first use.
 Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
-                   std::map<std::string, std::int64_t> defines);
+                   std::map<std::string, std::int64_t> defines, const std::string& target = "");
 // At least `count` zeroed tile flags of `in`, grown collectively.
 void* tile_flags(Context& ctx, Instance& in, std::size_t count);
 // The symmetric buffer `name` of at least `bytes`, grown collectively.

@@ -2,8 +2,10 @@
 // dsl/ops/ (or the collectives of iris/ccl.hpp), through library.hpp's instances.
 #include "iris/ops.hpp"
 
+#include <cstdint>
 #include <string_view>
 
+#include "iris/jit.hpp"
 #include "library.hpp"
 
 namespace iris::ops {
@@ -75,9 +77,22 @@ Schedule schedule_of(const char* what, Schedule asked, std::initializer_list<Sch
   throw Error(std::string(what) + " has no " + name(asked) + " schedule (it has " + names + ")");
 }
 
+// The target the GEMM of A [.., K] (at `a`) by B is compiled for: the GPU's own, but on
+// sm_90a, whose GEMM reads A and B through TMA tensor maps (rows of a multiple of 16
+// bytes, 16-byte aligned), sm_90's portable GEMM where they are not so.
+std::string gemm_target(Context& ctx, const Gemm& g, const void* a) {
+  const std::string own = jit_target_for(ctx);
+  if (own != "sm_90a") return "";
+  const std::size_t es = dtype_size(g.dtype);
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const bool tma = (static_cast<std::size_t>(g.k) * es) % 16 == 0 && (static_cast<std::size_t>(g.n) * es) % 16 == 0 &&
+                   aligned(a) && aligned(g.b);
+  return tma ? "" : "sm_90";
+}
+
 // C = A x B into `c` of shape [m, n] (a local or heap buffer).
 void plain_matmul(Context& ctx, const Gemm& g, const void* a, std::int64_t m, void* c, const Options& o, Stream s) {
-  Instance& mm = instance(ctx, "ops/matmul.iris", "matmul", gemm_defines(g, o));
+  Instance& mm = instance(ctx, "ops/matmul.iris", "matmul", gemm_defines(g, o), gemm_target(ctx, g, a));
   mm.program.launch(mm.kernel, {buffer(a, g.dtype, {m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(c, g.dtype, {m, g.n})},
                     s);
 }
@@ -105,7 +120,7 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   cons_defines["DIV"] = whole_gpu ? 1 : 4;
   cons_defines["OCC"] = whole_gpu ? 2 : 1;
   Instance& cons = instance(ctx, file, consumer, std::move(cons_defines));
-  Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o));
+  Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o), gemm_target(ctx, g, g.a));
   const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
   const std::int64_t count = tiles * ctx.world();
   void* flags = library::tile_flags(ctx, cons, static_cast<std::size_t>(count));
@@ -155,7 +170,8 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   schedule_of("matmul_all_scatter", asked.schedule, {Schedule::fused});
   const Options o = with_tile("matmul_all_scatter", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
-  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o));
+  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o),
+                          gemm_target(ctx, g, g.a));
   // Peers store into this rank's C: not before every rank is done with its C of the
   // last call, and the call ends once every rank has stored all of its tiles.
   Stream s = stream_of(ctx, o);

@@ -194,21 +194,21 @@ struct QueuedInputs {
   std::vector<Tensor<bfloat16>> a, b, a0, b0, a_rows;
 };
 
-std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in) {
+std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t kk = kQK, std::int64_t nn = kQN) {
   const int w = ctx.world(), r = ctx.rank();
   const std::int64_t m = kQRows * w;
   using S = ops::Schedule;
   using A = ccl::Algorithm;
   for (int set = 0; set < 2; ++set) {
-    in.a.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
-    in.b.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(r, k, j, set); }));
-    in.a0.push_back(make<bfloat16>(ctx, m, kQK, [&](auto i, auto k) { return a_val(0, i, k, set); }));
-    in.b0.push_back(make<bfloat16>(ctx, kQK, kQN, [&](auto k, auto j) { return b_val(0, k, j, set); }));
-    in.a_rows.push_back(make<bfloat16>(ctx, kQRows, kQK, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+    in.a.push_back(make<bfloat16>(ctx, m, kk, [&](auto i, auto k) { return a_val(r, i, k, set); }));
+    in.b.push_back(make<bfloat16>(ctx, kk, nn, [&](auto k, auto j) { return b_val(r, k, j, set); }));
+    in.a0.push_back(make<bfloat16>(ctx, m, kk, [&](auto i, auto k) { return a_val(0, i, k, set); }));
+    in.b0.push_back(make<bfloat16>(ctx, kk, nn, [&](auto k, auto j) { return b_val(0, k, j, set); }));
+    in.a_rows.push_back(make<bfloat16>(ctx, kQRows, kk, [&](auto i, auto k) { return a_val(r, i, k, set); }));
   }
-  const auto sum = [w](int set, std::int64_t i, std::int64_t j) {
+  const auto sum = [w, kk](int set, std::int64_t i, std::int64_t j) {
     double s = 0;
-    for (int q = 0; q < w; ++q) s += dot(q, i, q, j, set, kQK);
+    for (int q = 0; q < w; ++q) s += dot(q, i, q, j, set, kk);
     return s;
   };
   std::vector<Queued> out;
@@ -218,27 +218,27 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in) {
                    [&in, s, al](Context& c, int call, Tensor<bfloat16>& C) {
                      ops::matmul_all_reduce(c, in.a[call % 2], in.b[call % 2], C, {.schedule = s, .algorithm = al});
                    },
-                   Shape{m, kQN}, sum});
+                   Shape{m, nn}, sum});
   }
   for (auto s : {S::bulk_synchronous, S::producer_consumer, S::unfused}) {
     out.push_back({"matmul_reduce_scatter",
                    [&in, s](Context& c, int call, Tensor<bfloat16>& C) {
                      ops::matmul_reduce_scatter(c, in.a[call % 2], in.b[call % 2], C, {.schedule = s});
                    },
-                   Shape{kQRows, kQN}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
+                   Shape{kQRows, nn}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
   }
   out.push_back({"matmul_all_scatter",
                  [&in](Context& c, int call, Tensor<bfloat16>& C) {
                    ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], C);
                  },
-                 Shape{m, kQN * w},
-                 [](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / kQN), j % kQN, set, kQK); }});
+                 Shape{m, nn * w},
+                 [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
   out.push_back({"all_gather_matmul",
                  [&in](Context& c, int call, Tensor<bfloat16>& C) {
                    ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], C);
                  },
-                 Shape{m, kQN},
-                 [](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kQK); }});
+                 Shape{m, nn},
+                 [kk](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kk); }});
   return out;
 }
 
@@ -246,6 +246,16 @@ TEST_P(Ops, HundredCallsQueuedWithoutAReset) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     QueuedInputs in;
     for (const Queued& q : every_queued_op(ctx, in)) run_queued(ctx, q, 100);
+  });
+}
+
+// Rows of K = 12 and N = 100 bf16 elements (24 and 200 bytes): the sm_90a GEMM's TMA
+// cannot read them, so the ops compile their GEMMs for sm_90's portable path there.
+// Every op and schedule, two calls each (both input sets).
+TEST_P(Ops, EveryOpOnRowsTmaCannotRead) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    QueuedInputs in;
+    for (const Queued& q : every_queued_op(ctx, in, 12, 100)) run_queued(ctx, q, 2);
   });
 }
 
