@@ -79,7 +79,7 @@ void usage() {
       "  --svg FILE      also plot time against size (log-log), one line per variant\n"
       "  exit status: 0; 1 when a result differs from its reference, or on an error; 2 for a\n"
       "  bad command line; 77 when there is no GPU (and no --backend host)\n\n"
-      "ops options (shapes: every rank's A [M, K] and B [K, N]; C per op, see docs/runtime.md):\n"
+      "ops options (shapes: every rank's A [M, K] and B [K, N]; C per op, see docs/library.md):\n"
       "  --ops LIST      %s (default all)\n"
       "  --shapes LIST   MxNxK,... (default M = 256, 512, ..., 8192 with N = K = 8192)\n"
       "  --dtype T       bf16 or f16 (default bf16)\n"
