@@ -227,7 +227,6 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
       return 2;
     }
-    const auto count = count_value;
     const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
       if (a == "--min-bytes") co.min_bytes = iris::parse_size(value(), a);
       else if (a == "--max-bytes") co.max_bytes = iris::parse_size(value(), a);
@@ -244,10 +243,10 @@ int main(int argc, char** argv) {
       else if (a == "--redops") co.redops = split(value());
       else if (a == "--collectives") co.collectives = split(value());
       else if (a == "--algorithms") co.algorithms = split(value());
-      else if (a == "--root") co.root = count(a, value(), 0);
-      else if (a == "--iters") co.iters = count(a, value(), 1);
-      else if (a == "--warmup") co.warmup = count(a, value(), 0);
-      else if (a == "--ranks") co.options.ranks = count(a, value(), 1);
+      else if (a == "--root") co.root = count_value(a, value(), 0);
+      else if (a == "--iters") co.iters = count_value(a, value(), 1);
+      else if (a == "--warmup") co.warmup = count_value(a, value(), 0);
+      else if (a == "--ranks") co.options.ranks = count_value(a, value(), 1);
       else if (a == "--share-gpus") {
         co.options.share_gpus = true;
         setenv("IRIS_SHARE_GPUS", "1", 1);
