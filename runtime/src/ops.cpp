@@ -77,6 +77,12 @@ Schedule schedule_of(const char* what, Schedule asked, std::initializer_list<Sch
   throw Error(std::string(what) + " has no " + name(asked) + " schedule (it has " + names + ")");
 }
 
+// An automatic call on a job of one rank: every op is then C = A x B, so the GEMM writes
+// C and nothing else runs (the collective would be a copy).
+bool only_the_gemm(Context& ctx, const Options& asked) {
+  return asked.schedule == Schedule::automatic && ctx.world() == 1;
+}
+
 // The target the GEMM of A [.., K] (at `a`) by B is compiled for: the GPU's own, but on
 // sm_90a, whose GEMM reads A and B through TMA tensor maps (rows of a multiple of 16
 // bytes, 16-byte aligned), sm_90's portable GEMM where they are not so.
@@ -170,6 +176,7 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   schedule_of("matmul_all_scatter", asked.schedule, {Schedule::fused});
   const Options o = with_tile("matmul_all_scatter", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
+  if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o),
                           gemm_target(ctx, g, g.a));
   // Peers store into this rank's C: not before every rank is done with its C of the
@@ -188,6 +195,7 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
                                   {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
+  if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", bytes);
@@ -209,6 +217,7 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   const Schedule sc = schedule_of("matmul_reduce_scatter", asked.schedule,
                                   {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
   const Options o = with_tile("matmul_reduce_scatter", ctx, asked, g.m, g.n);
+  if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   const std::int64_t rows = g.m / ctx.world();
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
@@ -223,6 +232,7 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
   schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused});
   const Options o = with_tile("all_gather_matmul", ctx, asked, g.m * ctx.world(), g.n);
+  if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   const std::int64_t rows = g.m * ctx.world();
   void* gathered = library::scratch(ctx, "ops.gathered", static_cast<std::size_t>(rows * g.k) * dtype_size(g.dtype));
   ccl::detail::all_gather(ctx, g.dtype, g.a, gathered, static_cast<std::size_t>(g.m * g.k),

@@ -24,6 +24,8 @@ namespace iris::ops {
 //    finished tiles overlaps the GEMM of the rest (the consumer runs on at most a
 //    quarter of the SMs, which leaves the GEMM room to finish).
 //  fused: the GEMM's epilogue does the communication (matmul_all_scatter only).
+//  automatic: one of the above by op (see docs/library.md); in a job of one rank, the
+//    GEMM into C alone.
 enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused };
 
 struct Options {
