@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cublas.hpp"
+#include "exact.hpp"
 #include "iris/iris.hpp"
 #include "nccl.hpp"
 
@@ -22,37 +23,6 @@ const char* name(LibraryOp op) {
   }
   return "?";
 }
-
-namespace {
-
-// An entry of C to check: where, the exact value, and how far the result may be.
-struct Entry {
-  std::int64_t i, j;
-  double want, bound;
-};
-
-template <class T>
-std::vector<T> host_copy(Context& ctx, const Tensor<T>& t, int rank) {
-  std::vector<T> h(static_cast<std::size_t>(t.bytes() / sizeof(T)));
-  ctx.copy_to_host(h.data(), t.on_rank(rank), t.bytes());
-  return h;
-}
-
-template <class T>
-double as_double(T v) {
-  return static_cast<double>(static_cast<float>(v));
-}
-
-// The unit roundoff of T (half an ulp at 1): rounding a value v to T moves it at most
-// u |v|.
-template <class T>
-double unit_roundoff() {
-  if constexpr (std::is_same_v<T, float>) return 1.0 / (1 << 24);
-  if constexpr (std::is_same_v<T, half>) return 1.0 / (1 << 11);
-  return 1.0 / (1 << 9);
-}
-
-}  // namespace
 
 struct GemmOp::Impl {
   virtual ~Impl() = default;
@@ -164,22 +134,12 @@ class Typed final : public GemmOp::Impl {
   }
 
   std::size_t wrong(std::string* first) const override {
+    if (!gathered_rows_) return count_wrong(c_.to_host(), c_.shape().back(), entries_, first);
     // The baseline's all-scatter gathers row blocks [world * M, N]: entry (i, q * N + j)
     // of C is row q * M + i there.
-    const Tensor<T>& c = gathered_rows_ ? *scratch_ : c_;
-    const std::vector<T> got = c.to_host();
-    const std::int64_t cols = c.shape().back();
-    std::size_t bad = 0;
-    for (Entry e : entries_) {
-      if (gathered_rows_) e = {(e.j / s_.n) * s_.m + e.i, e.j % s_.n, e.want, e.bound};
-      const double g = as_double(got[static_cast<std::size_t>(e.i * cols + e.j)]);
-      if (std::fabs(g - e.want) <= e.bound) continue;
-      if (!bad++ && first) {
-        *first = "C[" + std::to_string(e.i) + ", " + std::to_string(e.j) + "] = " + std::to_string(g) + ", want " +
-                 std::to_string(e.want) + " +- " + std::to_string(e.bound);
-      }
-    }
-    return bad;
+    std::vector<Entry> moved;
+    for (const Entry& e : entries_) moved.push_back({(e.j / s_.n) * s_.m + e.i, e.j % s_.n, e.want, e.bound});
+    return count_wrong(scratch_->to_host(), scratch_->shape().back(), moved, first);
   }
 
   void zero_c() override {

@@ -7,55 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "exact.hpp"
 #include "nccl.hpp"
 #include "sample.hpp"
 
 namespace iris::samples {
 namespace {
 
-// An entry of the result to check: where, the exact value, and how far the result may be.
-struct Entry {
-  std::int64_t i, j;
-  double want, bound;
-};
-
-template <class T>
-std::vector<T> host_copy(Context& ctx, const Tensor<T>& t, int rank) {
-  std::vector<T> h(static_cast<std::size_t>(t.bytes() / sizeof(T)));
-  ctx.copy_to_host(h.data(), t.on_rank(rank), t.bytes());
-  return h;
-}
-
-template <class T>
-double as_double(T v) {
-  return static_cast<double>(static_cast<float>(v));
-}
-
-// The unit roundoff of T (half an ulp at 1): rounding a value v to T moves it at most
-// u |v|.
-template <class T>
-double unit_roundoff() {
-  if constexpr (std::is_same_v<T, float>) return 1.0 / (1 << 24);
-  if constexpr (std::is_same_v<T, half>) return 1.0 / (1 << 11);
-  return 1.0 / (1 << 9);
-}
-
 template <class T>
 void check(Context& ctx, const Tensor<T>& c, const std::vector<Entry>& entries) {
-  const std::vector<T> got = c.to_host();
-  const std::int64_t cols = c.shape().back();
-  std::size_t bad = 0;
   std::string first;
-  for (const Entry& e : entries) {
-    const double g = as_double(got[static_cast<std::size_t>(e.i * cols + e.j)]);
-    if (!(std::fabs(g - e.want) <= e.bound)) {
-      if (!bad++) {
-        first = "C[" + std::to_string(e.i) + ", " + std::to_string(e.j) + "] = " + std::to_string(g) + ", want " +
-                std::to_string(e.want) + " +- " + std::to_string(e.bound);
-      }
-    }
-  }
-  if (bad) {
+  if (const std::size_t bad = count_wrong(c.to_host(), c.shape().back(), entries, &first)) {
     throw Error("validation failed: rank " + std::to_string(ctx.rank()) + ": " + std::to_string(bad) + " of " +
                 std::to_string(entries.size()) + " checked entries differ, first " + first);
   }
