@@ -10,8 +10,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,8 +21,8 @@
 #include "iris/ccl.hpp"
 #include "iris/iris.hpp"
 #include "nccl.hpp"
+#include "common.hpp"
 #include "plot_svg.hpp"
-#include "timing.hpp"
 
 namespace iris::bench {
 namespace {
@@ -366,9 +364,7 @@ int run_ccl(const CclBenchOptions& o) {
   int world = 0, gpus = 0;
   std::atomic<bool> wrong{false};  // set by every rank that saw a wrong result
   bool printer = false;  // this process runs rank 0 (under mpirun, one process does)
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  const std::string date = utc_now();
   const int rc = run(opt, [&](Context& ctx) {
     const int me = ctx.rank(), W = ctx.world();
     if (o.root >= W) throw Error("--root " + std::to_string(o.root) + " is not a rank (world " + std::to_string(W) + ")");
@@ -392,7 +388,7 @@ int run_ccl(const CclBenchOptions& o) {
         nccl_all_to_all = nccl->all_to_all_method();
       }
       std::printf("# iris-bench ccl: %d ranks on %d x %s (%s backend), %s\n", W, distinct, device_name.c_str(),
-                  backend.c_str(), date);
+                  backend.c_str(), date.c_str());
       std::printf("# time: per call, the average of a batch of %d back-to-back calls after %d warm-up calls, the "
                   "slowest rank's (%s)\n",
                   o.iters, o.warmup, ctx.on_host() ? "std::chrono" : "CUDA events on each rank's stream");
@@ -513,10 +509,7 @@ int run_ccl(const CclBenchOptions& o) {
       if (!r.picked.empty()) row["picked"] = r.picked;
       js["rows"].push_back(row);
     }
-    std::ofstream f(o.json_path);
-    f << js.dump(2) << "\n";
-    if (!f) throw Error("cannot write " + o.json_path);
-    std::printf("# JSON written to %s\n", o.json_path.c_str());
+    write_json(o.json_path, js);
   }
   if (!o.svg_path.empty()) {
     write_svg(o.svg_path, rows,

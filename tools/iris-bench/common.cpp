@@ -1,10 +1,14 @@
-// iris-bench's batch timing (see timing.hpp).
-#include "timing.hpp"
+// What iris-bench ccl and ops share (see common.hpp).
+#include "common.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <vector>
 
+#include "iris/error.hpp"
 #include "iris/timing.hpp"
 
 namespace iris::bench {
@@ -28,6 +32,20 @@ double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int
   const std::vector<double> all = ctx.all_gather(mine);
   ctx.barrier();
   return *std::max_element(all.begin(), all.end());
+}
+
+std::string utc_now() {
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  return date;
+}
+
+void write_json(const std::string& path, const nlohmann::json& js) {
+  std::ofstream f(path);
+  f << js.dump(2) << "\n";
+  if (!f) throw Error("cannot write " + path);
+  std::printf("# JSON written to %s\n", path.c_str());
 }
 
 }  // namespace iris::bench

@@ -1,7 +1,11 @@
-// How iris-bench ccl and ops time a call the way nccl-tests does.
+// What iris-bench ccl and ops share: timing a call the way nccl-tests does, the date
+// they stamp their results with, and writing their JSON.
 #pragma once
 
 #include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "iris/context.hpp"
 
@@ -12,5 +16,11 @@ namespace iris::bench {
 // stream; std::chrono on the host backend, whose streams run work as it is enqueued)
 // over iters, the slowest rank's. Collective.
 double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters);
+
+// Now, as "2026-11-25 02:42 UTC".
+std::string utc_now();
+
+// Writes `js` (indented) to `path` and says so; throws iris::Error when it cannot.
+void write_json(const std::string& path, const nlohmann::json& js);
 
 }  // namespace iris::bench

@@ -7,8 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -16,8 +14,8 @@
 
 #include "gemm_op.hpp"
 #include "iris/iris.hpp"
+#include "common.hpp"
 #include "plot_svg.hpp"
-#include "timing.hpp"
 
 namespace iris::bench {
 namespace {
@@ -187,9 +185,7 @@ int run_ops(const OpsBenchOptions& o) {
   std::string device_name, backend, baseline_why;
   int world = 0;
   bool printer = false, wrong = false;
-  char date[32];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  const std::string date = utc_now();
   const int rc = run(opt, [&](Context& ctx) {
     const int me = ctx.rank(), W = ctx.world();
     if (me == 0) {
@@ -197,7 +193,7 @@ int run_ops(const OpsBenchOptions& o) {
       world = W;
       device_name = ctx.device_name();
       backend = ctx.backend();
-      std::printf("# iris-bench ops: %d ranks, %s (%s backend), %s; %s\n", W, device_name.c_str(), backend.c_str(), date,
+      std::printf("# iris-bench ops: %d ranks, %s (%s backend), %s; %s\n", W, device_name.c_str(), backend.c_str(), date.c_str(),
                   std::string(dtype_name(dt)).c_str());
       std::printf("# shapes: every rank's A [M, K] and B [K, N]; time: per call, the median of %d rounds, each one "
                   "batch of %d back-to-back calls per variant in turn, the slowest rank's\n",
@@ -313,10 +309,7 @@ int run_ops(const OpsBenchOptions& o) {
       }
       js["rows"].push_back(row);
     }
-    std::ofstream f(o.json_path);
-    f << js.dump(2) << "\n";
-    if (!f) throw Error("cannot write " + o.json_path);
-    std::printf("# JSON written to %s\n", o.json_path.c_str());
+    write_json(o.json_path, js);
   }
   if (!o.svg_path.empty()) {
     write_svg(o.svg_path, rows,
