@@ -175,6 +175,38 @@ int measure(F&& run) {
   }
 }
 
+// ccl and ops: the job's options from the environment, then argv through on(option,
+// value), which runs first; --ranks, --share-gpus and --backend set the job. Then
+// check() and the job's own validation. Returns -1 to go on, else the exit status.
+template <class F, class C>
+int parse_job_options(int argc, char** argv, iris::Options& job, F&& on, C&& check) {
+  try {
+    job = iris::Options::from_env();
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 2;
+  }
+  const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+    if (on(a, value)) return true;
+    if (a == "--ranks") job.ranks = count_value(a, value(), 1);
+    else if (a == "--share-gpus") {
+      job.share_gpus = true;
+      setenv("IRIS_SHARE_GPUS", "1", 1);
+    } else if (a == "--backend") job.backend = value();
+    else return false;
+    return true;
+  });
+  if (parsed >= 0) return parsed;
+  try {
+    check();
+    job.validate();
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 2;
+  }
+  return -1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,13 +253,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "ccl") {
     iris::bench::CclBenchOptions co;
-    try {
-      co.options = iris::Options::from_env();
-    } catch (const iris::Error& e) {
-      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-      return 2;
-    }
-    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+    const int parsed = parse_job_options(argc, argv, co.options, [&](const std::string& a, const OptionValue& value) {
       if (a == "--min-bytes") co.min_bytes = iris::parse_size(value(), a);
       else if (a == "--max-bytes") co.max_bytes = iris::parse_size(value(), a);
       else if (a == "--factor") {
@@ -246,36 +272,18 @@ int main(int argc, char** argv) {
       else if (a == "--root") co.root = count_value(a, value(), 0);
       else if (a == "--iters") co.iters = count_value(a, value(), 1);
       else if (a == "--warmup") co.warmup = count_value(a, value(), 0);
-      else if (a == "--ranks") co.options.ranks = count_value(a, value(), 1);
-      else if (a == "--share-gpus") {
-        co.options.share_gpus = true;
-        setenv("IRIS_SHARE_GPUS", "1", 1);
-      } else if (a == "--backend") co.options.backend = value();
       else if (a == "--no-nccl") co.nccl = false;
       else if (a == "--json") co.json_path = value();
       else if (a == "--svg") co.svg_path = value();
       else return false;
       return true;
-    });
+    }, [&] { iris::bench::check_options(co); });
     if (parsed >= 0) return parsed;
-    try {
-      iris::bench::check_options(co);
-      co.options.validate();
-    } catch (const iris::Error& e) {
-      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-      return 2;
-    }
     return measure([&] { return iris::bench::run_ccl(co); });
   }
   if (cmd == "ops") {
     iris::bench::OpsBenchOptions oo;
-    try {
-      oo.options = iris::Options::from_env();
-    } catch (const iris::Error& e) {
-      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-      return 2;
-    }
-    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
+    const int parsed = parse_job_options(argc, argv, oo.options, [&](const std::string& a, const OptionValue& value) {
       if (a == "--ops") oo.ops = split(value());
       else if (a == "--shapes") oo.shapes = parse_shapes(value());
       else if (a == "--dtype") oo.dtype = value();
@@ -283,25 +291,13 @@ int main(int argc, char** argv) {
       else if (a == "--rounds") oo.rounds = count_value(a, value(), 1);
       else if (a == "--warmup") oo.warmup = count_value(a, value(), 0);
       else if (a == "--check") oo.check = count_value(a, value(), 1);
-      else if (a == "--ranks") oo.options.ranks = count_value(a, value(), 1);
-      else if (a == "--share-gpus") {
-        oo.options.share_gpus = true;
-        setenv("IRIS_SHARE_GPUS", "1", 1);
-      } else if (a == "--backend") oo.options.backend = value();
       else if (a == "--no-baseline") oo.baseline = false;
       else if (a == "--json") oo.json_path = value();
       else if (a == "--svg") oo.svg_path = value();
       else return false;
       return true;
-    });
+    }, [&] { iris::bench::check_options(oo); });
     if (parsed >= 0) return parsed;
-    try {
-      iris::bench::check_options(oo);
-      oo.options.validate();
-    } catch (const iris::Error& e) {
-      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-      return 2;
-    }
     return measure([&] { return iris::bench::run_ops(oo); });
   }
   if (cmd == "gemm" || cmd == "p2p") {
