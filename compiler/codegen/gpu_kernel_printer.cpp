@@ -538,7 +538,9 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       return;
     }
     case StmtKind::Eval: {
-      if (discarded_add(*s.value)) {
+      if (s.value->kind == ValueKind::Atomic && s.value->view.rows) {
+        tile_red_add(*s.value, depth);
+      } else if (discarded_add(*s.value)) {
         red_add(*s.value, depth);
       } else if (s.value->type.is_tile()) {
         tile(*s.value, depth);
@@ -738,6 +740,52 @@ void GpuKernelPrinter::red_add(const Value& v, int depth) {
   line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
   line(depth + 1, "if (" + L + "::elem(s) < " + valid + ") iris::device::red_add<" + order + ", " + scope + ">(ctx, " +
                       ptr + " + " + L + "::elem(s), " + neg + x + ", " + to + ");");
+  line(depth, "}");
+}
+
+// A 2-D tile atomic_add or atomic_sub (sema allows them as statements only, relaxed or
+// release): a one-way reduction per element into rank `to`'s tensor, through a pointer
+// translated once. In the GEMM epilogue, as epilogue_store does, the value is computed
+// slot by slot where it is used, and each pair of slots (neighbouring columns of a row
+// in the accumulator layout) goes out as one vector reduction where aligned (f32).
+void GpuKernelPrinter::tile_red_add(const Value& v, int depth) {
+  const ScalarType elem = k_.params[static_cast<std::size_t>(v.view.param)].elem;
+  const std::string T = type_name(elem);
+  const std::string os = "<" + order_name(v.order) + ", " + scope_name(v.scope) + ">";
+  const std::string L = layout2d(v.view.rows, v.view.size);
+  const std::string p = fresh("p"), ld = fresh("ld"), rows = fresh("rows"), cols = fresh("cols"), pairs = fresh("pairs");
+  line(depth, "{");
+  const std::string x0 = slot(*v.operands[0], depth + 1);
+  const std::string x = v.atomic_op == AtomicOp::sub ? "(" + T + ")0 - (" + x0 + ")" : x0;
+  line(depth + 1, T + "* const " + p + " = " + view_ptr(v.view, v.rank, depth + 1) + ";");
+  line(depth + 1, "const long long " + ld + " = " + scalar(*v.view.ld, depth + 1) + ";");
+  line(depth + 1, "const int " + rows + " = (int)iris_min(" + scalar(*v.view.row_extent, depth + 1) + ", " +
+                      std::to_string(v.view.rows) + "ll), " + cols + " = (int)iris_min(" + scalar(*v.view.extent, depth + 1) +
+                      ", " + std::to_string(v.view.size) + "ll);");
+  if (in_epilogue_) {
+    line(depth + 1, "const bool " + pairs + " = iris::device::tile::pairs_aligned(" + p + ", " + ld + ");");
+    line(depth + 1, "#pragma unroll");
+    line(depth + 1, "for (int iris_s = 0; iris_s < " + L + "::kPerThread; iris_s += 2) {");
+    line(depth + 2, T + " iris_v0, iris_v1;");
+    line(depth + 2, "{ const int s = iris_s; iris_v0 = " + x + "; }");
+    line(depth + 2, "{ const int s = iris_s + 1; iris_v1 = " + x + "; }");
+    line(depth + 2, "const int iris_i = " + L + "::row(iris_s), iris_j = " + L + "::col(iris_s);");
+    line(depth + 2, "if (iris_i >= " + rows + " || iris_j >= " + cols + ") continue;");
+    line(depth + 2, T + "* const iris_q = " + p + " + iris_i * " + ld + " + iris_j;");
+    line(depth + 2, "if (iris_j + 1 < " + cols + ") {");
+    line(depth + 3, "iris::device::red_add_pair" + os + "(iris_q, iris_v0, iris_v1, " + pairs + ");");
+    line(depth + 2, "} else {");
+    line(depth + 3, "iris::device::red_add_at" + os + "(iris_q, iris_v0);");
+    line(depth + 2, "}");
+    line(depth + 1, "}");
+  } else {
+    line(depth + 1, "#pragma unroll");
+    line(depth + 1, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
+    line(depth + 2, "const int iris_i = " + L + "::row(s), iris_j = " + L + "::col(s);");
+    line(depth + 2, "if (iris_i < " + rows + " && iris_j < " + cols + ") iris::device::red_add_at" + os + "(" + p +
+                        " + iris_i * " + ld + " + iris_j, " + x + ");");
+    line(depth + 1, "}");
+  }
   line(depth, "}");
 }
 

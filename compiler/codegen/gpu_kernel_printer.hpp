@@ -130,6 +130,7 @@ class GpuKernelPrinter : public CppPrinter {
   // it becomes a one-way reduction (no round trip per element).
   static bool discarded_add(const Value& v);
   void red_add(const Value& v, int depth);
+  void tile_red_add(const Value& v, int depth);
   // The register array a tile store writes from: the tile itself, or a scalar
   // broadcast over layout L.
   std::string store_source(const Value& v, const std::string& L, int depth);

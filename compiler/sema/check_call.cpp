@@ -376,25 +376,38 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     auto v = view(*e.args[0], fn);
     if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
     const Param& p = out_.params[static_cast<std::size_t>(v->param)];
-    if (v->rows) {
-      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {fn, "2-D tiles (use a 1-D view)"});
+    // On a 2-D tile, add and sub only, as one-way reductions: nothing is read back
+    // (`red` on the GPU), so the call is a statement and cannot acquire.
+    if (v->rows && atomic->op != AtomicOp::add && atomic->op != AtomicOp::sub) {
+      diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range,
+                  {fn, "2-D tiles (atomic_add and atomic_sub do; use a 1-D view)"});
       return error_value(e.range);
     }
     if (!atomic_supports(atomic->op, p.elem)) {
       diags_.emit(DiagnosticKind::AtomicTypeUnsupported, e.args[0]->range, {fn, ast::scalar_type_name(p.elem)});
       return error_value(e.range);
     }
-    result = make(ValueKind::Atomic, v->size ? Type::tile(p.elem, v->size) : Type::scalar(p.elem), e.range);
+    if (v->rows && !as_statement) {
+      diags_.emit(DiagnosticKind::TileAtomicHasNoValue, e.range, {fn});
+      return error_value(e.range);
+    }
+    const Type view_t = view_type(*v, p.elem);
+    result = make(ValueKind::Atomic, view_t, e.range);
     result->atomic_op = atomic->op;
     result->view = *v;
     result->rank = rank_arg(e, "to", *v);
     result->order = order_arg(e, Order::acq_rel);
     result->scope = scope_arg(e, Scope::system);
+    if (v->rows && result->order != Order::relaxed && result->order != Order::release) {
+      const ast::Expr* o = named(e, "order");
+      diags_.emit(DiagnosticKind::TileAtomicOrder, o ? o->range : e.range, {fn, name(result->order)});
+      return error_value(e.range);
+    }
     for (std::size_t i = 1; i < nargs; ++i) {
       ValuePtr operand = expr(*e.args[i]);
-      if (operand->type.is_tile() && operand->type.size != v->size) {
+      if (operand->type.is_tile() && !same_shape(operand->type, view_t)) {
         diags_.emit(DiagnosticKind::TileShapeMismatch, e.args[i]->range,
-                    {std::to_string(operand->type.size), v->size ? std::to_string(v->size) : "1"});
+                    {shape_text(operand->type), v->size ? shape_text(view_t) : "1"});
         return error_value(e.range);
       }
       operand = to_element(operand, p.elem, e.args[i]->range);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "backend/backend.hpp"
 #include "iris/jit.hpp"
 #include "library.hpp"
 
@@ -149,20 +150,47 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   if (side != s) library::join(ctx, s, side);
 }
 
+// matmul_all_reduce's fused form: every rank adds each of its tiles into every rank's
+// f32 C with atomics, in the GEMM's epilogue (Iris's atomic matmul_all_reduce).
+void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
+  if (g.c_dtype != DType::f32) {
+    throw Error(std::string("matmul_all_reduce: the fused schedule adds tiles into C with atomics, which needs an f32 C; "
+                            "C is ") + std::string(dtype_name(g.c_dtype)));
+  }
+  if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::atomic) {
+    throw Error(std::string("matmul_all_reduce: the fused schedule reduces with atomics, not ") + ccl::name(o.algorithm));
+  }
+  Instance& in = instance(ctx, "ops/matmul_all_reduce.iris", "matmul_all_reduce_atomic", gemm_defines(g, o),
+                          gemm_target(ctx, g, g.a));
+  // Peers add into this rank's C: not before every rank has zeroed its C (and is done
+  // reading it from the last call), and the call ends once every rank's tiles are in.
+  Stream s = stream_of(ctx, o);
+  backend::active().memset_async(g.c, 0, 1, static_cast<std::size_t>(g.m * g.n) * sizeof(float), s);
+  ctx.device_barrier(s);
+  in.program.launch(in.kernel,
+                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(g.c, DType::f32, {g.m, g.n})},
+                    s);
+  ctx.device_barrier(s);
+}
+
 }  // namespace
 
 namespace detail {
 
-Gemm check(const char* what, DType dt, const Shape& a, const Shape& b, const Shape& c, const void* pa, const void* pb,
-           void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul) {
+Gemm check(const char* what, DType dt, DType c_dt, bool f32_c, const Shape& a, const Shape& b, const Shape& c,
+           const void* pa, const void* pb, void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul) {
   if (dt != DType::bf16 && dt != DType::f16 && dt != DType::f32) {
     throw Error(std::string(what) + ": the operands are " + std::string(dtype_name(dt)) + "; bf16, f16 or f32 expected");
+  }
+  if (c_dt != dt && !(f32_c && c_dt == DType::f32)) {
+    throw Error(std::string(what) + ": C is " + std::string(dtype_name(c_dt)) + ", expected " +
+                std::string(dtype_name(dt)) + " (A's and B's type)" + (f32_c ? " or f32" : ""));
   }
   if (a.size() != 2 || b.size() != 2 || c.size() != 2 || a[1] != b[0]) {
     throw Error(std::string(what) + ": A " + shape_text(a) + " and B " + shape_text(b) +
                 " are not [M, K] and [K, N] (and C " + shape_text(c) + " 2-D)");
   }
-  const Gemm g{dt, pa, pb, pc, a[0], b[1], a[1]};
+  const Gemm g{dt, pa, pb, pc, a[0], b[1], a[1], c_dt};
   if (g.m % rows_den != 0) {
     throw Error(std::string(what) + ": M = " + std::to_string(g.m) + " does not split into " + std::to_string(rows_den) +
                 " equal row blocks");
@@ -191,10 +219,15 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 }
 
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
-  const Schedule sc = schedule_of("matmul_all_reduce", asked.schedule,
-                                  {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
+  // A 16-bit A and B into an f32 C: the atomic form alone (the others reduce in A's type).
+  const bool wide_c = g.c_dtype != g.dtype;
+  const Schedule sc =
+      wide_c ? schedule_of("matmul_all_reduce into an f32 C", asked.schedule, {Schedule::fused})
+             : schedule_of("matmul_all_reduce", asked.schedule,
+                           {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
+  if (sc == Schedule::fused) return matmul_all_reduce_atomic(ctx, g, o);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
   if (sc == Schedule::unfused) {

@@ -57,17 +57,24 @@ Cublas::~Cublas() {
 
 void Cublas::gemm(DType dtype, const void* a, const void* b, void* c, std::int64_t M, std::int64_t N, std::int64_t K,
                   bool b_nk) {
+  gemm(dtype, dtype, a, b, c, M, N, K, b_nk);
+}
+
+void Cublas::gemm(DType dtype, DType c_dtype, const void* a, const void* b, void* c, std::int64_t M, std::int64_t N,
+                  std::int64_t K, bool b_nk) {
   if (dtype != DType::bf16 && dtype != DType::f16 && dtype != DType::f32) {
     throw Error("Cublas::gemm: operands must be bf16, f16 or f32");
   }
-  const int type = dtype == DType::bf16 ? kCudaR16BF : dtype == DType::f16 ? kCudaR16F : kCudaR32F;
+  if (c_dtype != dtype && c_dtype != DType::f32) throw Error("Cublas::gemm: C must be of the operands' type or f32");
+  const auto cuda_type = [](DType t) { return t == DType::bf16 ? kCudaR16BF : t == DType::f16 ? kCudaR16F : kCudaR32F; };
+  const int type = cuda_type(dtype), c_type = cuda_type(c_dtype);
   // Row-major C = A B is column-major C^T = B^T A^T: B's storage first. Row-major
   // [K, N] is column-major B^T (op N, ld N); row-major [N, K] is column-major B (op T,
   // ld K).
   const float alpha = 1.f, beta = 0.f;
   const int rc = impl_->gemm(impl_->handle, b_nk ? kCublasOpT : kCublasOpN, kCublasOpN, static_cast<int>(N),
                              static_cast<int>(M), static_cast<int>(K), &alpha, b, type,
-                             static_cast<int>(b_nk ? K : N), a, type, static_cast<int>(K), &beta, c, type,
+                             static_cast<int>(b_nk ? K : N), a, type, static_cast<int>(K), &beta, c, c_type,
                              static_cast<int>(N), kCublasCompute32F, kCublasGemmDefault);
   if (rc != 0) throw Error("cublasGemmEx failed: status " + std::to_string(rc));
 }

@@ -23,6 +23,9 @@ class Cublas {
   // f16 or f32 (c has the same type; f32 multiplies in full f32, not TF32). Enqueued on the stream given to load().
   void gemm(DType dtype, const void* a, const void* b, void* c, std::int64_t M, std::int64_t N, std::int64_t K,
             bool b_nk = false);
+  // The same with c of type c_dtype: dtype's, or f32 (from bf16 or f16 operands).
+  void gemm(DType dtype, DType c_dtype, const void* a, const void* b, void* c, std::int64_t M, std::int64_t N,
+            std::int64_t K, bool b_nk = false);
 
   struct Impl;
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <optional>
+#include <type_traits>
 #include <random>
 #include <vector>
 
@@ -40,12 +41,16 @@ struct GemmOp::Impl {
 
 namespace {
 
-template <class T>
+// A and B of type T, C of type CT (T, or f32 for matmul_all_reduce's atomic form).
+template <class T, class CT = T>
 class Typed final : public GemmOp::Impl {
  public:
   Typed(Context& ctx, LibraryOp op, GemmShape s, std::uint64_t seed) : ctx_(ctx), op_(op), s_(s) {
     const std::int64_t W = ctx.world();
     if (op == LibraryOp::all_reduce) throw Error("GemmOp: all_reduce is not a GEMM op");
+    if (!std::is_same_v<T, CT> && op != LibraryOp::matmul_all_reduce) {
+      throw Error(std::string(name(op)) + ": C is of A's type (an f32 C is matmul_all_reduce's alone)");
+    }
     if (op == LibraryOp::matmul_reduce_scatter && s.m % W != 0) {
       throw Error("matmul_reduce_scatter: M = " + std::to_string(s.m) + " is not a multiple of the " +
                   std::to_string(W) + " ranks");
@@ -56,7 +61,7 @@ class Typed final : public GemmOp::Impl {
     if (op == LibraryOp::matmul_all_scatter) c_shape_ = {s.m, W * s.n};
     if (op == LibraryOp::all_gather_matmul) c_shape_ = {W * s.m, s.n};
     fresh_inputs(seed);
-    c_ = ctx.zeros<T>(c_shape_);
+    c_ = ctx.zeros<CT>(c_shape_);
     ctx.barrier();
   }
 
@@ -102,7 +107,7 @@ class Typed final : public GemmOp::Impl {
       // Bounds: the f32 accumulation over K (K * 2^-23 of the summed magnitudes), and a
       // rounding to T of every partial and of every partial sum (at most world of them
       // for a sum over ranks: an atomic or ring sum rounds after each addition).
-      const double u = unit_roundoff<T>();
+      const double u = unit_roundoff<CT>();
       double want = 0, rounded = 0, products = 0, m = 0;
       switch (op_) {
         case LibraryOp::matmul_all_reduce:
@@ -144,7 +149,7 @@ class Typed final : public GemmOp::Impl {
 
   void zero_c() override {
     ctx_.barrier();
-    c_ = ctx_.zeros<T>(c_shape_);
+    c_ = ctx_.zeros<CT>(c_shape_);
     ctx_.barrier();
   }
 
@@ -152,10 +157,14 @@ class Typed final : public GemmOp::Impl {
     gathered_rows_ = false;
     switch (op_) {
       case LibraryOp::matmul_all_reduce: ops::matmul_all_reduce(ctx_, *a_, *b_, c_, o); break;
-      case LibraryOp::matmul_reduce_scatter: ops::matmul_reduce_scatter(ctx_, *a_, *b_, c_, o); break;
-      case LibraryOp::matmul_all_scatter: ops::matmul_all_scatter(ctx_, *a_, *b_, c_, o); break;
-      case LibraryOp::all_gather_matmul: ops::all_gather_matmul(ctx_, *a_, *b_, c_, o); break;
       case LibraryOp::all_reduce: break;
+      default:
+        if constexpr (std::is_same_v<T, CT>) {
+          if (op_ == LibraryOp::matmul_reduce_scatter) ops::matmul_reduce_scatter(ctx_, *a_, *b_, c_, o);
+          if (op_ == LibraryOp::matmul_all_scatter) ops::matmul_all_scatter(ctx_, *a_, *b_, c_, o);
+          if (op_ == LibraryOp::all_gather_matmul) ops::all_gather_matmul(ctx_, *a_, *b_, c_, o);
+        }
+        break;
     }
   }
 
@@ -178,6 +187,7 @@ class Typed final : public GemmOp::Impl {
     if (op_ == LibraryOp::matmul_all_scatter) scratch_ = ctx_.empty<T>({W * M, N});
     else if (op_ == LibraryOp::all_gather_matmul) scratch_ = ctx_.empty<T>({W * M, K});
     else scratch_ = ctx_.empty<T>({M, N});
+    if (!std::is_same_v<T, CT>) wide_scratch_ = ctx_.empty<CT>({M, N});
     return true;
   }
 
@@ -188,6 +198,13 @@ class Typed final : public GemmOp::Impl {
     gathered_rows_ = false;
     switch (op_) {
       case LibraryOp::matmul_all_reduce:
+        if constexpr (!std::is_same_v<T, CT>) {
+          // The partials in CT (cuBLAS writes f32 from bf16 or f16), summed in CT.
+          cublas_->gemm(dt, dtype_of_v<CT>, a_->data(), b_->data(), wide_scratch_->data(), M, N, K);
+          nccl_->all_reduce(wide_scratch_->data(), c_.data(), static_cast<std::size_t>(M * N), dtype_of_v<CT>,
+                            ccl::ReduceOp::sum, st);
+          break;
+        }
         cublas_->gemm(dt, a_->data(), b_->data(), scratch_->data(), M, N, K);
         nccl_->all_reduce(scratch_->data(), c_.data(), static_cast<std::size_t>(M * N), dt, ccl::ReduceOp::sum, st);
         break;
@@ -220,7 +237,8 @@ class Typed final : public GemmOp::Impl {
   GemmShape s_;
   Shape c_shape_;
   std::optional<Tensor<T>> a_, b_, scratch_;
-  Tensor<T> c_;
+  std::optional<Tensor<CT>> wide_scratch_;
+  Tensor<CT> c_;
   std::vector<Entry> entries_;
   std::unique_ptr<Nccl> nccl_;
   std::unique_ptr<Cublas> cublas_;
@@ -229,7 +247,16 @@ class Typed final : public GemmOp::Impl {
 
 }  // namespace
 
-GemmOp::GemmOp(Context& ctx, LibraryOp op, DType dtype, GemmShape shape, std::uint64_t seed) {
+GemmOp::GemmOp(Context& ctx, LibraryOp op, DType dtype, GemmShape shape, std::uint64_t seed, std::optional<DType> c_dtype) {
+  if (c_dtype && *c_dtype != dtype) {
+    if (*c_dtype != DType::f32 || dtype == DType::f32) {
+      throw Error(std::string(name(op)) + ": C of " + std::string(dtype_name(*c_dtype)) + " with A and B of " +
+                  std::string(dtype_name(dtype)) + ": C is of their type, or f32 with bf16 or f16 operands");
+    }
+    if (dtype == DType::bf16) impl_ = std::make_unique<Typed<bfloat16, float>>(ctx, op, shape, seed);
+    else impl_ = std::make_unique<Typed<half, float>>(ctx, op, shape, seed);
+    return;
+  }
   switch (dtype) {
     case DType::bf16: impl_ = std::make_unique<Typed<bfloat16>>(ctx, op, shape, seed); break;
     case DType::f16: impl_ = std::make_unique<Typed<half>>(ctx, op, shape, seed); break;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "iris/context.hpp"
@@ -30,8 +31,10 @@ class GemmOp {
  public:
   // Allocates A and B (random, from `seed`; the operand every rank shares comes from rank
   // 0) and C on the heap. Collective. matmul_reduce_scatter needs m a multiple of the
-  // ranks; bf16, f16 or f32.
-  GemmOp(Context& ctx, LibraryOp op, DType dtype, GemmShape shape, std::uint64_t seed);
+  // ranks; bf16, f16 or f32. C is of `dtype`, or of `c_dtype`: f32 with bf16 or f16
+  // operands, for matmul_all_reduce's atomic form.
+  GemmOp(Context& ctx, LibraryOp op, DType dtype, GemmShape shape, std::uint64_t seed,
+         std::optional<DType> c_dtype = std::nullopt);
   ~GemmOp();
   GemmOp(const GemmOp&) = delete;
   GemmOp& operator=(const GemmOp&) = delete;

@@ -32,7 +32,7 @@ void gemm_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
     M += W - M % W;  // equal row blocks
     report(ctx, "  --m rounded up to " + std::to_string(M) + ", a multiple of the " + std::to_string(W) + " ranks");
   }
-  GemmOp op(ctx, s.op, s.dtype, {M, N, K}, 31);
+  GemmOp op(ctx, s.op, s.dtype, {M, N, K}, 31, s.c_dtype);
   const int checks = static_cast<int>(args.get("--check"));
   op.sample_entries(checks, 91);
 
@@ -61,7 +61,7 @@ void gemm_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
   run_variants(ctx, args, variants, m);
   const Shape c = op.c_shape();
   report(ctx, "  (M, N, K) = (" + std::to_string(M) + ", " + std::to_string(N) + ", " + std::to_string(K) + "), " +
-                  std::string(dtype_name(s.dtype)) + "; C is [" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
+                  std::string(dtype_name(s.dtype)) + "; C is " + std::string(dtype_name(s.c_dtype.value_or(s.dtype))) + " [" + std::to_string(c[0]) + ", " + std::to_string(c[1]) +
                   "] on every rank; schedule " + ops::name(s.options.schedule) + ", algorithm " +
                   ccl::name(s.options.algorithm));
 }

@@ -5,6 +5,8 @@
 // check still runs).
 #pragma once
 
+#include <optional>
+
 #include "gemm_op.hpp"
 #include "iris/ccl.hpp"
 #include "iris/ops.hpp"
@@ -16,6 +18,7 @@ struct LibrarySample {
   const char* summary;  // one line for --help
   LibraryOp op;
   DType dtype = DType::bf16;
+  std::optional<DType> c_dtype = std::nullopt;  // C's type where it is not dtype's
   ops::Options options = {};            // the GEMM ops
   ccl::Algorithm algorithm = ccl::Algorithm::automatic;  // all_reduce
   const char* label = "iris";           // the name of the iris line in the results

@@ -1,10 +1,11 @@
 // The fused ops of iris/ops.hpp (dsl/ops/) against a host reference in f64: every op
-// and schedule, bf16 and f16, ragged tiles, calls back to back without a reset (30
+// and schedule (matmul_all_reduce's atomic form into an f32 C), bf16 and f16, ragged tiles, calls back to back without a reset (30
 // checked one by one, and 100 of each op queued), operands of 256 MiB, and (CUDA)
 // every op replayed from CUDA graphs. Inputs are small integers; the
 // partial products are rounded to the element type before they are summed, so results
 // are checked within that rounding.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "gpu_harness.hpp"
@@ -48,7 +49,7 @@ double partial(int r, std::int64_t i, std::int64_t j, int call) {
 
 template <class T>
 double eps() {
-  return std::is_same_v<T, bfloat16> ? 1.0 / 256 : 1.0 / 2048;
+  return std::is_same_v<T, bfloat16> ? 1.0 / 256 : std::is_same_v<T, half> ? 1.0 / 2048 : 1.0 / (1 << 23);
 }
 
 template <class T>
@@ -66,21 +67,27 @@ void expect_near(const Tensor<T>& t, const std::function<double(std::int64_t, st
   }
 }
 
-template <class T>
+// CT: C's type (T, or f32 for matmul_all_reduce's fused form, which adds in f32).
+template <class T, class CT = T>
 void all_reduce_like(Context& ctx, bool scatter, ops::Schedule s, ccl::Algorithm a, int call) {
   const int w = ctx.world(), r = ctx.rank();
   const std::int64_t m = kRowsPerRank * w;
   auto A = make<T>(ctx, m, kK, [&](auto i, auto k) { return a_val(r, i, k, call); });
   auto B = make<T>(ctx, kK, kN, [&](auto k, auto j) { return b_val(r, k, j, call); });
   const std::int64_t rows = scatter ? m / w : m, row0 = scatter ? r * rows : 0;
-  auto C = ctx.zeros<T>(Shape{rows, kN});
+  auto C = ctx.zeros<CT>(Shape{rows, kN});
   ops::Options o;
   o.schedule = s;
   o.algorithm = a;
-  if (scatter) ops::matmul_reduce_scatter(ctx, A, B, C, o); else ops::matmul_all_reduce(ctx, A, B, C, o);
+  if constexpr (std::is_same_v<T, CT>) {
+    if (scatter) ops::matmul_reduce_scatter(ctx, A, B, C, o); else ops::matmul_all_reduce(ctx, A, B, C, o);
+  } else {
+    ops::matmul_all_reduce(ctx, A, B, C, o);
+  }
   ctx.synchronize();
   const std::string what = std::string(scatter ? "matmul_reduce_scatter " : "matmul_all_reduce ") + ops::name(s) + " " +
-                           ccl::name(a) + " " + std::string(dtype_name(dtype_of_v<T>)) + " call " + std::to_string(call);
+                           ccl::name(a) + " " + std::string(dtype_name(dtype_of_v<T>)) + " into " +
+                           std::string(dtype_name(dtype_of_v<CT>)) + " call " + std::to_string(call);
   expect_near(C, [&](auto i, auto j) {
     double sum = 0;
     for (int q = 0; q < w; ++q) sum += partial(q, i + row0, j, call);
@@ -88,7 +95,7 @@ void all_reduce_like(Context& ctx, bool scatter, ops::Schedule s, ccl::Algorithm
   }, [&](auto i, auto j) {
     double mag = 0;
     for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i + row0, j, call));
-    return eps<T>() * 2 * mag + 1e-9;
+    return eps<CT>() * 2 * mag + 1e-9;
   }, what);
 }
 
@@ -103,6 +110,7 @@ void every_op(Context& ctx) {
     all_reduce_like<T>(ctx, false, s, a, 0);
   }
   for (auto s : {S::unfused, S::bulk_synchronous, S::producer_consumer}) all_reduce_like<T>(ctx, true, s, A::automatic, 1);
+  all_reduce_like<T, float>(ctx, false, S::fused, A::automatic, 4);
 
   // matmul_all_scatter: columns q * N.. of C are rank q's A B_q.
   const std::int64_t m = kRowsPerRank * w;
@@ -157,13 +165,36 @@ TEST_P(Ops, CallsBackToBackWithoutAReset) {
 // input set c % 2 and writes its own C, so a call that read a previous call's partials
 // or flags (a missing or stale epoch) leaves a C of the other set. K = 8 keeps every
 // sum an integer of at most 128, exact in bf16: the check is equality.
+// C is bf16, or f32 (matmul_all_reduce's atomic form).
+struct QueuedC {
+  std::optional<Tensor<bfloat16>> bf16;
+  std::optional<Tensor<float>> f32;
+};
+
 struct Queued {
   const char* name;
   // Runs call c into C (A and B of its input set), and gives C's shape.
-  std::function<void(Context&, int c, Tensor<bfloat16>& C)> call;
+  std::function<void(Context&, int c, QueuedC& C)> call;
   Shape c_shape;
   std::function<double(int set, std::int64_t i, std::int64_t j)> want;
+  bool f32_c = false;
+
+  QueuedC zeros(Context& ctx) const {
+    QueuedC c;
+    if (f32_c) c.f32 = ctx.zeros<float>(c_shape); else c.bf16 = ctx.zeros<bfloat16>(c_shape);
+    return c;
+  }
+  // C of input set `set` exactly, or a failure naming `what`.
+  void expect(const QueuedC& c, int set, const std::string& what) const {
+    const auto want_set = [&](auto i, auto j) { return want(set, i, j); };
+    const auto exact = [](auto, auto) { return 0.0; };
+    if (c.f32) expect_near(*c.f32, want_set, exact, what); else expect_near(*c.bf16, want_set, exact, what);
+  }
 };
+
+void fill(QueuedC& c, double v) {
+  if (c.f32) set(*c.f32, [v](auto, auto) { return v; }); else set(*c.bf16, [v](auto, auto) { return v; });
+}
 
 constexpr std::int64_t kQK = 8, kQN = 320, kQRows = 16;
 
@@ -174,16 +205,15 @@ double dot(int ra, std::int64_t i, int rb, std::int64_t j, int set, std::int64_t
 }
 
 void run_queued(Context& ctx, const Queued& q, int calls) {
-  std::vector<Tensor<bfloat16>> cs;
-  for (int c = 0; c < calls; ++c) cs.push_back(ctx.zeros<bfloat16>(q.c_shape));
+  std::vector<QueuedC> cs;
+  for (int c = 0; c < calls; ++c) cs.push_back(q.zeros(ctx));
   ctx.synchronize();
   ctx.barrier();
   for (int c = 0; c < calls; ++c) q.call(ctx, c, cs[static_cast<std::size_t>(c)]);
   ctx.synchronize();
   for (int c = 0; c < calls; ++c) {
-    expect_near(cs[static_cast<std::size_t>(c)], [&](auto i, auto j) { return q.want(c % 2, i, j); },
-                [](auto, auto) { return 0.0; }, std::string(q.name) + ", call " + std::to_string(c) + " of " +
-                                                    std::to_string(calls) + " queued");
+    q.expect(cs[static_cast<std::size_t>(c)], c % 2,
+             std::string(q.name) + ", call " + std::to_string(c) + " of " + std::to_string(calls) + " queued");
   }
   ctx.barrier();
 }
@@ -215,27 +245,32 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
   for (auto [s, al] : {std::pair{S::bulk_synchronous, A::one_shot}, {S::bulk_synchronous, A::two_shot},
                        {S::producer_consumer, A::one_shot}, {S::producer_consumer, A::two_shot}, {S::unfused, A::automatic}}) {
     out.push_back({"matmul_all_reduce",
-                   [&in, s, al](Context& c, int call, Tensor<bfloat16>& C) {
-                     ops::matmul_all_reduce(c, in.a[call % 2], in.b[call % 2], C, {.schedule = s, .algorithm = al});
+                   [&in, s, al](Context& c, int call, QueuedC& C) {
+                     ops::matmul_all_reduce(c, in.a[call % 2], in.b[call % 2], *C.bf16, {.schedule = s, .algorithm = al});
                    },
                    Shape{m, nn}, sum});
   }
+  out.push_back({"matmul_all_reduce fused (atomic, f32 C)",
+                 [&in](Context& c, int call, QueuedC& C) {
+                   ops::matmul_all_reduce(c, in.a[call % 2], in.b[call % 2], *C.f32, {.schedule = S::fused});
+                 },
+                 Shape{m, nn}, sum, true});
   for (auto s : {S::bulk_synchronous, S::producer_consumer, S::unfused}) {
     out.push_back({"matmul_reduce_scatter",
-                   [&in, s](Context& c, int call, Tensor<bfloat16>& C) {
-                     ops::matmul_reduce_scatter(c, in.a[call % 2], in.b[call % 2], C, {.schedule = s});
+                   [&in, s](Context& c, int call, QueuedC& C) {
+                     ops::matmul_reduce_scatter(c, in.a[call % 2], in.b[call % 2], *C.bf16, {.schedule = s});
                    },
                    Shape{kQRows, nn}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
   }
   out.push_back({"matmul_all_scatter",
-                 [&in](Context& c, int call, Tensor<bfloat16>& C) {
-                   ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], C);
+                 [&in](Context& c, int call, QueuedC& C) {
+                   ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], *C.bf16);
                  },
                  Shape{m, nn * w},
                  [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
   out.push_back({"all_gather_matmul",
-                 [&in](Context& c, int call, Tensor<bfloat16>& C) {
-                   ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], C);
+                 [&in](Context& c, int call, QueuedC& C) {
+                   ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], *C.bf16);
                  },
                  Shape{m, nn},
                  [kk](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kk); }});
@@ -266,23 +301,22 @@ TEST_P(Ops, EveryOpReplaysInAGraph) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     QueuedInputs in;
     for (const Queued& q : every_queued_op(ctx, in)) {
-      std::vector<Tensor<bfloat16>> cs;
-      for (int set = 0; set < 2; ++set) cs.push_back(ctx.zeros<bfloat16>(q.c_shape));
+      std::vector<QueuedC> cs;
+      for (int set = 0; set < 2; ++set) cs.push_back(q.zeros(ctx));
       q.call(ctx, 0, cs[0]);  // the eager first call sets up
       ctx.synchronize();
       Graph g0(ctx.stream(), [&] { q.call(ctx, 0, cs[0]); });
       Graph g1(ctx.stream(), [&] { q.call(ctx, 1, cs[1]); });
       for (int rep = 0; rep < 5; ++rep) {
-        for (auto& c : cs) set(c, [](auto, auto) { return -1.0; });
+        for (auto& c : cs) fill(c, -1.0);
         ctx.synchronize();
         ctx.barrier();
         g0.launch(ctx.stream());
         g1.launch(ctx.stream());
         ctx.synchronize();
         for (int set = 0; set < 2; ++set) {
-          expect_near(cs[static_cast<std::size_t>(set)], [&](auto i, auto j) { return q.want(set, i, j); },
-                      [](auto, auto) { return 0.0; },
-                      std::string(q.name) + " in a graph, replay " + std::to_string(rep) + ", set " + std::to_string(set));
+          q.expect(cs[static_cast<std::size_t>(set)], set,
+                   std::string(q.name) + " in a graph, replay " + std::to_string(rep) + ", set " + std::to_string(set));
         }
         ctx.barrier();
       }
@@ -299,13 +333,14 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const int w = ctx.world(), r = ctx.rank();
     constexpr std::int64_t kM = 8192, kBigN = 16384, kBigK = 64;
-    const auto check = [&](const Tensor<bfloat16>& C, const std::function<double(std::int64_t, std::int64_t)>& want,
+    const auto check = [&](const auto& C, const std::function<double(std::int64_t, std::int64_t)>& want,
                            const std::function<double(std::int64_t, std::int64_t)>& mag, const std::string& what) {
-      const std::vector<bfloat16> got = C.to_host();
+      const auto got = C.to_host();
+      using E = typename decltype(got)::value_type;
       const std::int64_t rows = C.shape()[0], cols = C.shape()[1];
       const auto at = [&](std::int64_t i, std::int64_t j) {
         const double g = static_cast<double>(static_cast<float>(got[static_cast<std::size_t>(i * cols + j)]));
-        if (std::abs(g - want(i, j)) > eps<bfloat16>() * 2 * mag(i, j) + 1e-9) {
+        if (std::abs(g - want(i, j)) > eps<E>() * 2 * mag(i, j) + 1e-9) {
           require(false, what + ": C[" + std::to_string(i) + ", " + std::to_string(j) + "] is " + std::to_string(g) +
                              ", expected " + std::to_string(want(i, j)));
         }
@@ -337,6 +372,16 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
         check(C, sum, mag, std::string("matmul_all_reduce of 256 MiB, ") + ops::name(s) + " " + ccl::name(al));
         ctx.barrier();
       }
+    }
+    {
+      // The atomic form into an f32 C of 256 MiB: [8192, 8192], B's first 8192 columns.
+      constexpr std::int64_t kHalfN = kBigN / 2;
+      auto Bh = make<bfloat16>(ctx, kBigK, kHalfN, [&](auto k, auto j) { return b_val(r, k, j, 5); });
+      auto C = ctx.zeros<float>(Shape{kM, kHalfN});
+      ops::matmul_all_reduce(ctx, A, Bh, C, {.schedule = S::fused});
+      ctx.synchronize();
+      check(C, sum, mag, "matmul_all_reduce of 256 MiB, fused (atomic, f32 C)");
+      ctx.barrier();
     }
     {
       const std::int64_t rows = kM / w;  // M = rows * world: 8190 at 3 ranks
@@ -394,6 +439,16 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
     auto C3 = ctx.zeros<bfloat16>(Shape{64, 64});
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.block_m = 96, .block_n = 256}); }).find("96 x 256") != std::string::npos,
             "a tile the GEMM does not have is refused");
+    auto C4 = ctx.zeros<float>(Shape{64, 64});
+    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C4, {.schedule = ops::Schedule::bulk_synchronous}); })
+                    .find("into an f32 C has no bulk_synchronous schedule (it has fused)") != std::string::npos,
+            "an f32 C with bf16 operands takes the atomic (fused) form alone");
+    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused}); })
+                    .find("needs an f32 C; C is bf16") != std::string::npos,
+            "the atomic form into a bf16 C is refused");
+    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C4, {.schedule = ops::Schedule::fused, .algorithm = ccl::Algorithm::ring}); })
+                    .find("reduces with atomics, not ring") != std::string::npos,
+            "the atomic form with another algorithm is refused");
   });
 }
 

@@ -208,56 +208,68 @@ int run_ops(const OpsBenchOptions& o) {
       if (me == 0) print_header(op, dt);
       for (GemmShape shape : shapes) {
         if (op == LibraryOp::matmul_reduce_scatter && shape.m % W) shape.m += W - shape.m % W;
-        samples::GemmOp g(ctx, op, dt, {shape.m, shape.n, shape.k}, seed += 2);
-        g.sample_entries(o.check, ++seed);
-        std::vector<Variant> variants = variants_of(op);
-        std::string why;
-        if (!o.baseline) why = "--no-baseline";
-        else if (ctx.on_host()) why = "the host backend has no GPUs";
-        else if (!g.load_baseline(&why) && why.empty()) why = "cuBLAS or NCCL could not be loaded";
-        if (why.empty()) variants.insert(variants.begin(), Variant{g.baseline_label(), true, {}});
-        if (me == 0 && baseline_why.empty()) baseline_why = why;
-        const Shape c = g.c_shape();
-        std::vector<Row> here;
-        for (const Variant& v : variants) {
-          Row r{op, shape, static_cast<std::size_t>(c[0] * c[1]) * dtype_size(dt), g.flops(), v, false, "", 0, 0};
-          g.zero_c();
-          try {
-            if (v.baseline) g.run_baseline(); else g.run_iris(v.options);
-          } catch (const Error& e) {
-            r.why_not = e.what();  // refused before any rank enqueued work: every rank refuses alike
+        // One GemmOp's variants (with its baseline, where it runs): checked, then timed
+        // in alternating rounds, then printed.
+        const auto measure = [&](samples::GemmOp& g, std::vector<Variant> variants, DType c_dt, const std::string& tag) {
+          g.sample_entries(o.check, ++seed);
+          std::string why;
+          if (!o.baseline) why = "--no-baseline";
+          else if (ctx.on_host()) why = "the host backend has no GPUs";
+          else if (!g.load_baseline(&why) && why.empty()) why = "cuBLAS or NCCL could not be loaded";
+          if (why.empty()) variants.insert(variants.begin(), Variant{g.baseline_label() + tag, true, {}});
+          if (me == 0 && baseline_why.empty()) baseline_why = why;
+          const Shape c = g.c_shape();
+          std::vector<Row> here;
+          for (const Variant& v : variants) {
+            Row r{op, shape, static_cast<std::size_t>(c[0] * c[1]) * dtype_size(c_dt), g.flops(), v, false, "", 0, 0};
+            g.zero_c();
+            try {
+              if (v.baseline) g.run_baseline(); else g.run_iris(v.options);
+            } catch (const Error& e) {
+              r.why_not = e.what();  // refused before any rank enqueued work: every rank refuses alike
+              here.push_back(std::move(r));
+              continue;
+            }
+            ctx.synchronize();
+            std::uint64_t bad = 0;
+            for (std::uint64_t n : ctx.all_gather(static_cast<std::uint64_t>(g.wrong()))) bad += n;
+            r.wrong = static_cast<std::size_t>(bad);
+            r.ran = true;
+            if (bad) wrong = true;
             here.push_back(std::move(r));
-            continue;
           }
-          ctx.synchronize();
-          std::uint64_t bad = 0;
-          for (std::uint64_t n : ctx.all_gather(static_cast<std::uint64_t>(g.wrong()))) bad += n;
-          r.wrong = static_cast<std::size_t>(bad);
-          r.ran = true;
-          if (bad) wrong = true;
-          here.push_back(std::move(r));
-        }
-        std::vector<std::vector<double>> times(here.size());
-        for (int round = 0; round < o.rounds; ++round) {
+          std::vector<std::vector<double>> times(here.size());
+          for (int round = 0; round < o.rounds; ++round) {
+            for (std::size_t i = 0; i < here.size(); ++i) {
+              if (!here[i].ran) continue;
+              const Variant& v = here[i].variant;
+              times[i].push_back(batch_us(ctx, [&] { if (v.baseline) g.run_baseline(); else g.run_iris(v.options); },
+                                          round == 0 ? o.warmup : 0, o.iters));
+            }
+          }
+          double baseline_us = 0;
           for (std::size_t i = 0; i < here.size(); ++i) {
-            if (!here[i].ran) continue;
-            const Variant& v = here[i].variant;
-            times[i].push_back(batch_us(ctx, [&] { if (v.baseline) g.run_baseline(); else g.run_iris(v.options); },
-                                        round == 0 ? o.warmup : 0, o.iters));
+            if (here[i].ran) here[i].us = median(times[i]);
+            if (here[i].variant.baseline) baseline_us = here[i].us;
           }
-        }
-        double baseline_us = 0;
-        for (std::size_t i = 0; i < here.size(); ++i) {
-          if (here[i].ran) here[i].us = median(times[i]);
-          if (here[i].variant.baseline) baseline_us = here[i].us;
-        }
-        if (me == 0) {
-          for (const Row& r : here) print_row(r, baseline_us);
-          for (const Row& r : here) {
-            if (!r.ran) std::printf("#   n/a: %s: %s\n", r.variant.label.c_str(), r.why_not.c_str());
+          if (me == 0) {
+            for (const Row& r : here) print_row(r, baseline_us);
+            for (const Row& r : here) {
+              if (!r.ran) std::printf("#   n/a: %s: %s\n", r.variant.label.c_str(), r.why_not.c_str());
+            }
+            std::fflush(stdout);
+            rows.insert(rows.end(), here.begin(), here.end());
           }
-          std::fflush(stdout);
-          rows.insert(rows.end(), here.begin(), here.end());
+        };
+        {
+          samples::GemmOp g(ctx, op, dt, {shape.m, shape.n, shape.k}, seed += 2);
+          measure(g, variants_of(op), dt, "");
+        }
+        if (op == LibraryOp::matmul_all_reduce) {
+          // The atomic form adds into an f32 C: against cuBLAS writing f32 and NCCL summing f32.
+          samples::GemmOp g(ctx, op, dt, {shape.m, shape.n, shape.k}, seed += 2, DType::f32);
+          measure(g, {Variant{"iris fused atomic (f32 C)", false, {.schedule = ops::Schedule::fused}}}, DType::f32,
+                  " (f32 C)");
         }
       }
     }

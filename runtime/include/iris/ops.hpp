@@ -1,6 +1,6 @@
 // GEMMs fused with their communication, written in .iris (dsl/ops/) and compiled
 // through the JIT on first use, like the collectives (iris/ccl.hpp). C = A x B with A
-// [M, K] and B [K, N] row-major, bf16 or f16, f32 accumulation; on H100/H200 the GEMM is
+// [M, K] and B [K, N] row-major, bf16, f16 or f32, f32 accumulation; on H100/H200 the GEMM is
 // the warp-specialized TMA + wgmma kernel. Every rank calls the same ops in the same
 // order with tensors of the same shapes, on the symmetric heap.
 //
@@ -23,7 +23,9 @@ namespace iris::ops {
 //  producer_consumer: the same two kernels on two streams, so the communication of
 //    finished tiles overlaps the GEMM of the rest (the consumer runs on at most a
 //    quarter of the SMs, which leaves the GEMM room to finish).
-//  fused: the GEMM's epilogue does the communication (matmul_all_scatter only).
+//  fused: the GEMM's epilogue does the communication: matmul_all_scatter stores each
+//    tile into every rank's C; matmul_all_reduce adds each tile into every rank's f32 C
+//    with atomics (Iris's atomic matmul_all_reduce; A and B bf16, f16 or f32).
 //  automatic: one of the above by op (see docs/library.md); in a job of one rank, the
 //    GEMM into C alone.
 enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused };
@@ -46,46 +48,49 @@ const char* name(Schedule s);
 
 namespace detail {
 struct Gemm {
-  DType dtype;
+  DType dtype;  // A's and B's
   const void* a;
   const void* b;
   void* c;
   std::int64_t m, n, k;
+  DType c_dtype;  // dtype, or f32 for matmul_all_reduce's fused (atomic) form
 };
 void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& o);
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& o);
 void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& o);
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& o);
-// Checks A [M, K], B [K, N] and C [M * rows_num / rows_den, N * cols_mul] (throws
-// naming `what` otherwise).
-Gemm check(const char* what, DType dt, const Shape& a, const Shape& b, const Shape& c, const void* pa, const void* pb,
-           void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul);
+// Checks A [M, K], B [K, N] and C [M * rows_num / rows_den, N * cols_mul] of type
+// c_dt (dt, or f32 where `f32_c`) (throws naming `what` otherwise).
+Gemm check(const char* what, DType dt, DType c_dt, bool f32_c, const Shape& a, const Shape& b, const Shape& c,
+           const void* pa, const void* pb, void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul);
 }  // namespace detail
 
 // C [M, world * N] = [A B_0, A B_1, ...]: rank r's B [K, N] gives columns r * N.. on
 // every rank (a column-parallel linear layer whose output every rank needs).
 template <class T>
 void matmul_all_scatter(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
-  detail::matmul_all_scatter(ctx, detail::check("matmul_all_scatter", dtype_of_v<T>, A.shape(), B.shape(), C.shape(),
+  detail::matmul_all_scatter(ctx, detail::check("matmul_all_scatter", dtype_of_v<T>, dtype_of_v<T>, false, A.shape(), B.shape(), C.shape(),
                                                 A.data(), B.data(), C.data(), 1, 1, ctx.world()), o);
 }
 // C [M, N] = sum over ranks of A_r B_r (K split over the ranks: a row-parallel layer).
-template <class T>
-void matmul_all_reduce(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
-  detail::matmul_all_reduce(ctx, detail::check("matmul_all_reduce", dtype_of_v<T>, A.shape(), B.shape(), C.shape(),
-                                               A.data(), B.data(), C.data(), 1, 1, 1), o);
+// C of A's type, or f32: then the fused schedule alone, every tile added into every
+// rank's C with atomics.
+template <class T, class U>
+void matmul_all_reduce(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<U>& C, const Options& o = {}) {
+  detail::matmul_all_reduce(ctx, detail::check("matmul_all_reduce", dtype_of_v<T>, dtype_of_v<U>, true, A.shape(),
+                                               B.shape(), C.shape(), A.data(), B.data(), C.data(), 1, 1, 1), o);
 }
 // C [M / world, N] = rows rank * M / world.. of the sum over ranks of A_r B_r.
 template <class T>
 void matmul_reduce_scatter(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
-  detail::matmul_reduce_scatter(ctx, detail::check("matmul_reduce_scatter", dtype_of_v<T>, A.shape(), B.shape(),
+  detail::matmul_reduce_scatter(ctx, detail::check("matmul_reduce_scatter", dtype_of_v<T>, dtype_of_v<T>, false, A.shape(), B.shape(),
                                                    C.shape(), A.data(), B.data(), C.data(), 1, ctx.world(), 1), o);
 }
 // C [world * M, N] = [A_0; A_1; ...] B: every rank's rows of A [M, K] gathered, times B
 // (sequence-parallel input into a column-parallel layer).
 template <class T>
 void all_gather_matmul(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
-  detail::all_gather_matmul(ctx, detail::check("all_gather_matmul", dtype_of_v<T>, A.shape(), B.shape(), C.shape(),
+  detail::all_gather_matmul(ctx, detail::check("all_gather_matmul", dtype_of_v<T>, dtype_of_v<T>, false, A.shape(), B.shape(), C.shape(),
                                                A.data(), B.data(), C.data(), ctx.world(), 1, 1), o);
 }
 

@@ -581,6 +581,24 @@ class Program {
       }
       case K::Atomic: {
         const ScalarType t = elem_of(v.view.param);
+        if (v.view.rows) {
+          // A 2-D add or sub: a statement (sema), so no old values come back.
+          const View2 w = view2(v.view, v.range, "an atomic on");
+          const tir::Value& xv = *v.operands[0];
+          std::vector<S> x;
+          if (xv.type.is_tile()) tl(xv, x); else x.assign(n, sc(xv));
+          char* b = base(v.view.param, v.rank, v.range);
+          out.assign(n, S{});
+          for (i64 i = 0; i < w.rows; ++i) {
+            for (i64 j = 0; j < w.cols; ++j) {
+              const i64 at = w.offset + i * w.ld + j;
+              const S xe = cast(t, xv.type.elem, x[static_cast<std::size_t>(i * v.view.size + j)]);
+              char* p = b + at * elem_bytes(t);
+              atomically(v.view.param, p, at, v.order, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, xe, S{}); });
+            }
+          }
+          return;
+        }
         const View1 w = view1(v.view, v.range, "an atomic on");
         std::vector<S> x, d;
         const tir::Value& xv = *v.operands[0];

@@ -73,6 +73,11 @@ inline constexpr bool is_int_word_v = IntWord<T>::supported;
 template <class T>
 using int_word_t = typename IntWord<T>::word;
 
+template <class T>
+inline constexpr bool is_f32_v = false;
+template <>
+inline constexpr bool is_f32_v<float> = true;
+
 }  // namespace iris::device::detail
 
 #if IRIS_CUDA_COMPILER

@@ -92,7 +92,29 @@ IRIS_DEVICE IRIS_FORCEINLINE void red_add(i64* p, i64 v) {
   IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u64", "l")
 }
 
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(float* p, float v) {
+  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.f32", "f")
+}
+
 #undef IRIS_DETAIL_RED_STMT
+
+// p[0] += v0, p[1] += v1 as one vector reduction (sm_90's red.global.add.v2.f32; p is
+// 8-byte aligned); two scalar ones before sm_90.
+#define IRIS_DETAIL_RED_V2_STMT(SEM, SCOPE, OPTYPE, C) \
+  asm volatile("red" SEM SCOPE ".global" OPTYPE " [%0], {%1, %2};" ::"l"(p), C(v0), C(v1) : "memory")
+
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add_v2(float* p, float v0, float v1) {
+#if __CUDA_ARCH__ >= 900
+  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_V2_STMT, ".add.v2.f32", "f")
+#else
+  red_add<O, S>(p, v0);
+  red_add<O, S>(p + 1, v1);
+#endif
+}
+
+#undef IRIS_DETAIL_RED_V2_STMT
 
 // The first polls spin back to back: a flag that arrives within them is
 // seen one load latency later, which is what ping-pong latency measures.
@@ -137,10 +159,46 @@ template <Order O = Order::relaxed, Scope S = Scope::system, class T>
 IRIS_DEVICE IRIS_FORCEINLINE void red_add(const Context& ctx, T* ptr, T value, int to) {
   static_assert(O == Order::relaxed || O == Order::release,
                 "red_add cannot have acquire ordering (nothing is read back; use relaxed or release)");
-  static_assert(detail::is_int_word_v<T>, "red_add works on u32, i32, u64 or i64");
-  using W = detail::int_word_t<T>;
   constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::release;
-  detail::red_add<kOrder, S>(reinterpret_cast<W*>(translate(ctx, ptr, to)), static_cast<W>(value));
+  if constexpr (detail::is_f32_v<T>) {
+    detail::red_add<kOrder, S>(translate(ctx, ptr, to), value);
+  } else {
+    static_assert(detail::is_int_word_v<T>, "red_add works on u32, i32, u64, i64 or f32");
+    using W = detail::int_word_t<T>;
+    detail::red_add<kOrder, S>(reinterpret_cast<W*>(translate(ctx, ptr, to)), static_cast<W>(value));
+  }
+}
+
+// The same on a pointer already translated to the rank's memory (`q`, from
+// translate): *q += v. And for two neighbouring elements, q[0] += v0, q[1] += v1: one
+// vector reduction for f32 where q is 8-byte aligned (`pair`), two otherwise. The tile
+// reductions of `atomic_add` on 2-D tiles (the GEMM epilogue's among them).
+template <Order O = Order::relaxed, Scope S = Scope::system, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add_at(T* q, T v) {
+  static_assert(O == Order::relaxed || O == Order::release,
+                "red_add cannot have acquire ordering (nothing is read back; use relaxed or release)");
+  constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::release;
+  if constexpr (detail::is_f32_v<T>) {
+    detail::red_add<kOrder, S>(q, v);
+  } else {
+    static_assert(detail::is_int_word_v<T>, "red_add works on u32, i32, u64, i64 or f32");
+    using W = detail::int_word_t<T>;
+    detail::red_add<kOrder, S>(reinterpret_cast<W*>(q), static_cast<W>(v));
+  }
+}
+
+template <Order O = Order::relaxed, Scope S = Scope::system, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add_pair(T* q, T v0, T v1, bool pair) {
+  if constexpr (detail::is_f32_v<T>) {
+    if (pair) {
+      static_assert(O == Order::relaxed || O == Order::release,
+                    "red_add cannot have acquire ordering (nothing is read back; use relaxed or release)");
+      detail::red_add_v2<O == Order::relaxed ? Order::relaxed : Order::release, S>(q, v0, v1);
+      return;
+    }
+  }
+  red_add_at<O, S>(q, v0);
+  red_add_at<O, S>(q + 1, v1);
 }
 
 namespace detail {
