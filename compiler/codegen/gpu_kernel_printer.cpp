@@ -176,8 +176,10 @@ std::string GpuKernelPrinter::map_name(contract::MapRole role) {
 }
 
 // In the GEMM epilogue only the consumer warpgroups run (the producer's has left): they
-// synchronize among themselves, and the first consumer thread does thread 0's work.
+// synchronize among themselves, and the first consumer thread does thread 0's work. The
+// GEMM's prologue runs on the producer's thread 0 alone: no barrier, and it leads.
 std::string GpuKernelPrinter::sync() const {
+  if (in_prologue_) return "";  // one thread: the producer's
   return in_epilogue_ ? group_barrier(kEpilogueBarrier, threads_ - iris::device::gemm::kSm90ProducerThreads) : barrier();
 }
 
@@ -633,18 +635,33 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
   line(depth, "const long long " + rows + " = " + scalar(*s.hi, depth) + ", " + cols + " = " + scalar(*s.hi2, depth) + ";");
   if (s.var_t >= 0) line(depth, "const long long " + across + " = iris_div(" + cols + " + " + bn + " - 1, " + bn + ");");
   const std::string k = scalar(*gemm_->matmul->view.full, depth);
-  line(depth, "iris_gemm::run(iris_a_map, iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
-                  ", iris_dynamic_smem, [&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {");
-  line(depth + 1, "const long long " + m + "_start = iris_m0;");
-  line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
-  line(depth + 1, "const long long " + n + "_start = iris_n0;");
-  line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
+  const auto ranges = [&] {
+    line(depth + 1, "const long long " + m + "_start = iris_m0;");
+    line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
+    line(depth + 1, "const long long " + n + "_start = iris_n0;");
+    line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
+  };
+  const std::string run = "iris_gemm::run(iris_a_map, iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
+                          ", iris_dynamic_smem, ";
+  const std::string epilogue = "[&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {";
+  if (gemm_->prologue) {
+    // The statements before the product, on the producer's thread alone (see gemm_loop.hpp).
+    line(depth, run + "[&](int iris_m0, int iris_n0) {");
+    ranges();
+    in_prologue_ = true;
+    for (std::size_t i = 0; i < gemm_->prologue; ++i) stmt(*s.body[i], depth + 1);
+    in_prologue_ = false;
+    line(depth, "}, " + epilogue);
+  } else {
+    line(depth, run + epilogue);
+  }
+  ranges();
   if (s.var_t >= 0) {
     line(depth + 1, "const long long " + var_name(s.var_t) + " = (long long)(iris_m0 / " + std::to_string(s.step) + ") * " +
                         across + " + iris_n0 / " + std::to_string(s.step2) + ";");
   }
   in_epilogue_ = true;
-  stmts(s.body, depth + 1);
+  for (std::size_t i = gemm_->prologue; i < s.body.size(); ++i) stmt(*s.body[i], depth + 1);
   in_epilogue_ = false;
   line(depth, "});");
 }

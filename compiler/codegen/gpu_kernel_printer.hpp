@@ -137,6 +137,7 @@ class GpuKernelPrinter : public CppPrinter {
 
   std::optional<tir::GemmLoop> gemm_;  // the kernel runs as the sm90 GEMM template
   bool in_epilogue_ = false;           // printing that GEMM's epilogue
+  bool in_prologue_ = false;           // its prologue (the producer's thread alone)
   std::vector<const Value*> aliases_;  // per variable: the value it stands for, or null
   int acc_var_ = -1;                   // the variable bound to the accumulator registers
 };

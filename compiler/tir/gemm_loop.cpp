@@ -1,6 +1,9 @@
 // The shape of a kernel the sm90 GEMM template runs (see gemm_loop.hpp).
 #include "compiler/tir/gemm_loop.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "compiler/tir/visit.hpp"
 
 namespace irisc::tir {
@@ -99,6 +102,37 @@ class EpilogueCheck {
   std::string why_;
 };
 
+// The statements before the product: what the producer's thread may run alone before
+// it loads a tile. `defined` collects the variables their lets define.
+std::string check_prologue(const std::vector<StmtPtr>& body, std::size_t end, int tile_var, std::vector<int>& defined) {
+  std::string why;
+  const auto value_ok = [&](const ValuePtr& v) {
+    if (!v || !why.empty()) return;
+    if (any_value(*v, [](const Value& x) { return x.type.is_tile() || x.kind == ValueKind::Atomic; })) {
+      why = "the statements before the matmul compute a tile or an atomic (they run on one thread)";
+    } else if (tile_var >= 0 && any_value(*v, [&](const Value& x) { return x.kind == ValueKind::VarRef && x.var == tile_var; })) {
+      why = "the statements before the matmul read the tile number";
+    }
+  };
+  for (std::size_t i = 0; i < end && why.empty(); ++i) {
+    const Stmt& s = *body[i];
+    switch (s.kind) {
+      case StmtKind::Let: defined.push_back(s.var); break;
+      case StmtKind::Wait:
+      case StmtKind::ForRanks:
+      case StmtKind::ForRange:
+      case StmtKind::If: break;
+      default: return "the statements before the matmul do more than wait (waits, scalar lets, loops and ifs of them)";
+    }
+    for_each_value(s, value_ok);
+    for_each_body(s, [&](const std::vector<StmtPtr>& b) {
+      if (why.empty()) why = check_prologue(b, b.size(), tile_var, defined);
+    });
+    if (s.kind == StmtKind::ForRanks || s.kind == StmtKind::ForRange) defined.push_back(s.var);
+  }
+  return why;
+}
+
 }  // namespace
 
 std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
@@ -117,7 +151,31 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   }
   if (!loop) return "the kernel has no tiles loop";
   if (loop->body.empty()) return "the tiles loop is empty";
-  const Stmt& let = *loop->body[0];
+  // The product is the first let of a matmul; what precedes it is the prologue.
+  std::size_t at = 0;
+  while (at < loop->body.size()) {
+    const Stmt& st = *loop->body[at];
+    const ValuePtr& v = st.value;
+    if (st.kind == StmtKind::Let && v && (is_matmul(v) || (v->kind == ValueKind::Cast && v->operands.size() == 1 && is_matmul(v->operands[0])))) break;
+    ++at;
+  }
+  if (at == loop->body.size()) return "the tiles loop does not start with `let c = matmul(...)`";
+  std::vector<int> prologue_vars;
+  if (std::string why = check_prologue(loop->body, at, loop->var_t, prologue_vars); !why.empty()) return why;
+  if (!prologue_vars.empty()) {
+    bool read = false;
+    const auto reads = [&](const Value& x) {
+      read = read || (x.kind == ValueKind::VarRef &&
+                      std::find(prologue_vars.begin(), prologue_vars.end(), x.var) != prologue_vars.end());
+    };
+    for (std::size_t i = at; i < loop->body.size(); ++i) {
+      const Stmt& st = *loop->body[i];
+      for_each_value(st, [&](const ValuePtr& v) { walk(*v, reads); });
+      for_each_body(st, [&](const std::vector<StmtPtr>& b) { walk(b, [](const Stmt&) {}, reads); });
+    }
+    if (read) return "the matmul or the epilogue reads a variable of the statements before the matmul";
+  }
+  const Stmt& let = *loop->body[at];
   const ValuePtr& lv = let.value;
   const ValuePtr* mm = nullptr;
   if (let.kind == StmtKind::Let && is_matmul(lv)) mm = &lv;
@@ -129,6 +187,7 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   GemmLoop g;
   g.loop = loop;
   g.let = &let;
+  g.prologue = at;
   g.matmul = &m;
   g.bm = loop->step;
   g.bn = loop->step2;
@@ -152,7 +211,7 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   if (g.b_nk ? !row_panel(k, m.view_b, loop->var2, g.bn) : !column_panel(k, m.view_b, loop->var2, g.bn)) {
     return "B is not B[:, n] or Bt[n, :] of the loop's column range";
   }
-  if (std::string why = EpilogueCheck(g.bm, g.bn).stmts(loop->body, 1); !why.empty()) return why;
+  if (std::string why = EpilogueCheck(g.bm, g.bn).stmts(loop->body, at + 1); !why.empty()) return why;
   if (out) *out = g;
   return {};
 }

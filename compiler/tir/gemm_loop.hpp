@@ -10,10 +10,15 @@
 //
 //   (let x = scalar;)*
 //   for [t,] (m, n) in tiles([M, N], [BM, BN]) [persistent] {
+//       prologue
 //       let c = matmul(A[m, :], B[:, n], acc: f32) [as T];    // or Bt[n, :]: B is [N, K]
 //       epilogue
 //   }
 //
+// The prologue (often empty) runs on the producer's one thread before it loads the
+// tile's first slices: waits (for flags saying the tile's rows have arrived), scalar
+// lets, and ranks, range loops and ifs of those. Its lets are its own (the epilogue
+// cannot read them), and it does not touch the tile variable `t`.
 // with A and B tensor parameters of one type, bf16 or f16, indexed by the loop's own
 // ranges, and an epilogue that
 //   - holds tiles of the accumulator's shape only (BM x BN: casts, elementwise math,
@@ -34,7 +39,8 @@ namespace irisc::tir {
 
 struct GemmLoop {
   const Stmt* loop = nullptr;     // the top-level tiles loop
-  const Stmt* let = nullptr;      // its first statement, `let c = matmul(...) [as T]`
+  const Stmt* let = nullptr;      // `let c = matmul(...) [as T]`, after the prologue
+  std::size_t prologue = 0;       // the loop body's statements before `let`
   const Value* matmul = nullptr;  // that product
   int a = -1, b = -1;             // the operands' tensor parameters
   bool b_nk = false;              // B is [N, K] (Bt[n, :], k contiguous), else [K, N]

@@ -173,6 +173,33 @@ void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
   ctx.device_barrier(s);
 }
 
+// all_gather_matmul's fused form (dsl/ops/all_gather_matmul.iris): push_rows stores this
+// rank's A into every rank's G and flags it there; the GEMM of G waits, tile by tile,
+// for the flags of the rows it covers, so it starts on the rows already here.
+void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void* gathered) {
+  const std::int64_t world = ctx.world(), rows = g.m * world;
+  Instance& push = instance(ctx, "ops/all_gather_matmul.iris", "push_rows", library::type_defines(g.dtype, false));
+  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_gathered", gemm_defines(g, o),
+                          gemm_target(ctx, g, gathered));
+  void* flags = library::tile_flags(ctx, push, static_cast<std::size_t>(world));
+  const Arg flags_arg = Arg::heap_buffer(flags, DType::u64, Shape{world}, static_cast<std::size_t>(world) * 8);
+  Stream s = stream_of(ctx, o);
+  push.program.launch(push.kernel,
+                      {buffer(g.a, g.dtype, {g.m * g.k}), buffer(gathered, g.dtype, {rows * g.k}), flags_arg,
+                       state_arg(push), sync_arg(ctx, push)},
+                      s);
+  // Where ranks share a GPU, a GEMM spinning on every SM for a peer's rows could keep
+  // that peer's push from ever getting an SM: there every rank's rows are in first (the
+  // same result; the overlap means nothing on a shared GPU). The host backend runs each
+  // rank's programs on threads of its own, so its GEMM waits on the flags as on
+  // separate GPUs.
+  if (library::share(ctx) > 1 && !ctx.on_host()) ctx.device_barrier(s);
+  mm.program.launch(mm.kernel,
+                    {buffer(gathered, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                     buffer(g.c, g.dtype, {rows, g.n}), flags_arg, state_arg(push)},
+                    s);
+}
+
 }  // namespace
 
 namespace detail {
@@ -263,11 +290,12 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 }
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
-  schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused});
+  const Schedule sc = schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused, Schedule::fused});
   const Options o = with_tile("all_gather_matmul", ctx, asked, g.m * ctx.world(), g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   const std::int64_t rows = g.m * ctx.world();
   void* gathered = library::scratch(ctx, "ops.gathered", static_cast<std::size_t>(rows * g.k) * dtype_size(g.dtype));
+  if (sc == Schedule::fused) return all_gather_matmul_push(ctx, g, o, gathered);
   ccl::detail::all_gather(ctx, g.dtype, g.a, gathered, static_cast<std::size_t>(g.m * g.k),
                           {ccl::ReduceOp::sum, ccl::Algorithm::automatic, o.stream});
   plain_matmul(ctx, g, gathered, rows, g.c, o, stream_of(ctx, o));

@@ -1,5 +1,6 @@
 // The fused ops of iris/ops.hpp (dsl/ops/) against a host reference in f64: every op
-// and schedule (matmul_all_reduce's atomic form into an f32 C), bf16 and f16, ragged tiles, calls back to back without a reset (30
+// and schedule (matmul_all_reduce's atomic form into an f32 C, all_gather_matmul's
+// push form), bf16 and f16, ragged tiles, calls back to back without a reset (30
 // checked one by one, and 100 of each op queued), operands of 256 MiB, and (CUDA)
 // every op replayed from CUDA graphs. Inputs are small integers; the
 // partial products are rounded to the element type before they are summed, so results
@@ -131,15 +132,18 @@ void every_op(Context& ctx) {
   // all_gather_matmul: rows q * M.. of C are rank q's A_q times this rank's B.
   auto A2 = make<T>(ctx, kRowsPerRank, kK, [&](auto i, auto k) { return a_val(r, i, k, 3); });
   auto B2 = make<T>(ctx, kK, kN, [&](auto k, auto j) { return b_val(0, k, j, 3); });
-  auto C2 = ctx.zeros<T>(Shape{kRowsPerRank * w, kN});
-  ops::all_gather_matmul(ctx, A2, B2, C2);
-  ctx.synchronize();
   const auto gathered = [&](std::int64_t i, std::int64_t j) {
     double s = 0;
     for (std::int64_t k = 0; k < kK; ++k) s += a_val(static_cast<int>(i / kRowsPerRank), i % kRowsPerRank, k, 3) * b_val(0, k, j, 3);
     return s;
   };
-  expect_near(C2, gathered, [&](auto i, auto j) { return eps<T>() * std::abs(gathered(i, j)) + 1e-9; }, "all_gather_matmul");
+  for (auto s : {S::unfused, S::fused}) {
+    auto C2 = ctx.zeros<T>(Shape{kRowsPerRank * w, kN});
+    ops::all_gather_matmul(ctx, A2, B2, C2, {.schedule = s});
+    ctx.synchronize();
+    expect_near(C2, gathered, [&](auto i, auto j) { return eps<T>() * std::abs(gathered(i, j)) + 1e-9; },
+                std::string("all_gather_matmul ") + ops::name(s));
+  }
 }
 
 TEST_P(Ops, EveryOpAndScheduleBf16) {
@@ -268,12 +272,14 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
                  },
                  Shape{m, nn * w},
                  [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
-  out.push_back({"all_gather_matmul",
-                 [&in](Context& c, int call, QueuedC& C) {
-                   ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], *C.bf16);
-                 },
-                 Shape{m, nn},
-                 [kk](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kk); }});
+  for (auto s : {S::unfused, S::fused}) {
+    out.push_back({s == S::fused ? "all_gather_matmul fused (push)" : "all_gather_matmul",
+                   [&in, s](Context& c, int call, QueuedC& C) {
+                     ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], *C.bf16, {.schedule = s});
+                   },
+                   Shape{m, nn},
+                   [kk](int set, auto i, auto j) { return dot(static_cast<int>(i / kQRows), i % kQRows, 0, j, set, kk); }});
+  }
   return out;
 }
 
@@ -409,10 +415,14 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       auto A2 = make<bfloat16>(ctx, rows, kBigK, [&](auto i, auto k) { return a_val(r, i, k, 7); });
       auto B2 = make<bfloat16>(ctx, kBigK, kBigN, [&](auto k, auto j) { return b_val(0, k, j, 7); });
       auto C = ctx.zeros<bfloat16>(Shape{rows * w, kBigN});
-      ops::all_gather_matmul(ctx, A2, B2, C);
-      ctx.synchronize();
       const auto one = [&](auto i, auto j) { return dot(static_cast<int>(i / rows), i % rows, 0, j, 7, kBigK); };
-      check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); }, "all_gather_matmul of 256 MiB");
+      for (auto s : {S::unfused, S::fused}) {
+        ops::all_gather_matmul(ctx, A2, B2, C, {.schedule = s});
+        ctx.synchronize();
+        check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); },
+              std::string("all_gather_matmul of 256 MiB, ") + ops::name(s));
+        ctx.barrier();
+      }
     }
   }, std::size_t{1152} << 20);
 }

@@ -25,7 +25,9 @@ namespace iris::ops {
 //    quarter of the SMs, which leaves the GEMM room to finish).
 //  fused: the GEMM's epilogue does the communication: matmul_all_scatter stores each
 //    tile into every rank's C; matmul_all_reduce adds each tile into every rank's f32 C
-//    with atomics (Iris's atomic matmul_all_reduce; A and B bf16, f16 or f32).
+//    with atomics (Iris's atomic matmul_all_reduce; A and B bf16, f16 or f32);
+//    all_gather_matmul pushes every rank's rows to every rank, and the GEMM waits, tile
+//    by tile, for the rows it covers (Iris's push all_gather_matmul).
 //  automatic: one of the above by op (see docs/library.md); in a job of one rank, the
 //    GEMM into C alone.
 enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused };

@@ -81,6 +81,12 @@ IRIS_DEVICE IRIS_FORCEINLINE void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+// Orders this thread's generic-proxy accesses of global memory (an acquire of a flag a
+// peer raised) before its later async-proxy ones (TMA loads of what the flag guards).
+IRIS_DEVICE IRIS_FORCEINLINE void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
 // Hands registers between warpgroups (sm_90a): the producer gives up what it does not
 // need, the consumers take it for their accumulators.
 template <int REGS>

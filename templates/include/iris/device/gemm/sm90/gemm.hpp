@@ -70,6 +70,15 @@ IRIS_DEVICE IRIS_FORCEINLINE void grouped_tile(int tile, int tiles_m, int tiles_
   tn = in / rows;
 }
 
+// The prologue of a GEMM that has none (Gemm::run without one): no call, no fence.
+struct NoPrologue {
+  IRIS_DEVICE void operator()(int, int) const {}
+};
+template <class P>
+inline constexpr bool kNoPrologue = false;
+template <>
+inline constexpr bool kNoPrologue<NoPrologue> = true;
+
 template <class T, int BM, int BN, int STAGES, int GROUP_M, gemm::BLayout BL, int CLUSTER = 1>
 struct Gemm {
   static constexpr gemm::Sm90Shape kShape{BM, BN, 64, STAGES, GROUP_M, CLUSTER};
@@ -100,6 +109,16 @@ struct Gemm {
   template <class Epilogue>
   IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Epilogue&& epilogue) {
+    run(a, b, M, N, K, smem_raw, NoPrologue{}, epilogue);
+  }
+
+  // The same, with prologue(m0, n0) run by the producer's thread before it loads any of
+  // tile (m0, n0)'s slices: it may wait (for flags saying the tile's rows of A have
+  // arrived from other ranks). What it acquired is then ordered before the TMA loads
+  // (async proxy) by a proxy fence.
+  template <class Prologue, class Epilogue>
+  IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+                              Prologue&& prologue, Epilogue&& epilogue) {
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<u64>(smem_raw) + 1023) & ~1023ull);
     Mbarrier* full = reinterpret_cast<Mbarrier*>(smem + STAGES * kStageBytes + kConsumers * kStagingBytes);
     Mbarrier* empty = full + STAGES;
@@ -138,6 +157,12 @@ struct Gemm {
         for (int tile = first; tile < n_tiles; tile += step) {
           int tm, tn;
           tile_of(tile, tm, tn);
+          if constexpr (!kNoPrologue<Prologue>) {
+            if (tm < tiles_m) {
+              prologue(tm * BM, tn * BN);
+              fence_proxy_async_global();
+            }
+          }
           for (int kb = 0; kb < kblocks; ++kb) {
             mbarrier_wait(empty[stage], phase ^ 1);
             mbarrier_arrive_expect_tx(full[stage], kStageBytes);
