@@ -682,17 +682,39 @@ void GpuKernelPrinter::epilogue_store(const Stmt& s, int depth) {
                     ", " + scalar(*s.view.row_extent, depth) + ", " + scalar(*s.view.extent, depth) + ");");
     return;
   }
-  const std::string L = layout2d(s.view.rows, s.view.size);
+  epilogue_pairs(s.view, s.rank, *s.value, false, false, depth, [&](const std::string& cols, const std::string& pairs, int d) {
+    line(d, "if (" + pairs + " && iris_j + 1 < " + cols + ") {");
+    line(d + 1, "iris::device::tile::store_pair(iris_q, iris_v0, iris_v1);");
+    line(d, "} else {");
+    line(d + 1, "if (iris_j < " + cols + ") iris_q[0] = iris_v0;");
+    line(d + 1, "if (iris_j + 1 < " + cols + ") iris_q[1] = iris_v1;");
+    line(d, "}");
+  });
+}
+
+// The walk of the GEMM epilogue's 2-D stores and reductions over pairs of slots
+// (neighbouring columns of one row in the accumulator layout): in a block of its own,
+// the view's pointer on rank `rank` (translated once), its row stride and valid rows
+// and columns (32-bit: 64-bit compares per slot cost registers too), whether pairs are
+// aligned for one access of twice the width, and a loop over the pairs that computes
+// slot values iris_v0 and iris_v1 of `value` (negated where `negate`) and the pair's
+// address iris_q, skipping rows past the valid ones (and pairs starting past the valid
+// columns where `skip_cols`). `at_pair(cols, pairs, depth)` prints what happens at a
+// pair; columns past `cols` are its to leave alone.
+void GpuKernelPrinter::epilogue_pairs(const View& view, const ValuePtr& rank, const Value& value, bool negate,
+                                      bool skip_cols, int depth, const std::function<void(const std::string&, const std::string&, int)>& at_pair) {
+  const ScalarType elem = k_.params[static_cast<std::size_t>(view.param)].elem;
+  const std::string L = layout2d(view.rows, view.size);
   const std::string T = type_name(elem);
   const std::string p = fresh("p"), ld = fresh("ld"), rows = fresh("rows"), cols = fresh("cols"), pairs = fresh("pairs");
   line(depth, "{");
-  const std::string x = slot(*s.value, depth + 1);
-  line(depth + 1, T + "* const " + p + " = " + view_ptr(s.view, s.rank, depth + 1) + ";");
-  line(depth + 1, "const long long " + ld + " = " + scalar(*s.view.ld, depth + 1) + ";");
-  // 32-bit bounds: 64-bit compares per slot cost registers too.
-  line(depth + 1, "const int " + rows + " = (int)iris_min(" + scalar(*s.view.row_extent, depth + 1) + ", " +
-                      std::to_string(s.view.rows) + "ll), " + cols + " = (int)iris_min(" + scalar(*s.view.extent, depth + 1) +
-                      ", " + std::to_string(s.view.size) + "ll);");
+  const std::string x0 = slot(value, depth + 1);
+  const std::string x = negate ? "(" + T + ")0 - (" + x0 + ")" : x0;
+  line(depth + 1, T + "* const " + p + " = " + view_ptr(view, rank, depth + 1) + ";");
+  line(depth + 1, "const long long " + ld + " = " + scalar(*view.ld, depth + 1) + ";");
+  line(depth + 1, "const int " + rows + " = (int)iris_min(" + scalar(*view.row_extent, depth + 1) + ", " +
+                      std::to_string(view.rows) + "ll), " + cols + " = (int)iris_min(" + scalar(*view.extent, depth + 1) +
+                      ", " + std::to_string(view.size) + "ll);");
   line(depth + 1, "const bool " + pairs + " = iris::device::tile::pairs_aligned(" + p + ", " + ld + ");");
   line(depth + 1, "#pragma unroll");
   line(depth + 1, "for (int iris_s = 0; iris_s < " + L + "::kPerThread; iris_s += 2) {");
@@ -700,14 +722,11 @@ void GpuKernelPrinter::epilogue_store(const Stmt& s, int depth) {
   line(depth + 2, "{ const int s = iris_s; iris_v0 = " + x + "; }");
   line(depth + 2, "{ const int s = iris_s + 1; iris_v1 = " + x + "; }");
   line(depth + 2, "const int iris_i = " + L + "::row(iris_s), iris_j = " + L + "::col(iris_s);");
-  line(depth + 2, "if (iris_i >= " + rows + ") continue;");
+  // Pairs whose first column is past the valid ones too, for reductions (one test for
+  // both: fewer registers held across the loop than a second test at the pair).
+  line(depth + 2, "if (iris_i >= " + rows + (skip_cols ? " || iris_j >= " + cols : std::string()) + ") continue;");
   line(depth + 2, T + "* const iris_q = " + p + " + iris_i * " + ld + " + iris_j;");
-  line(depth + 2, "if (" + pairs + " && iris_j + 1 < " + cols + ") {");
-  line(depth + 3, "iris::device::tile::store_pair(iris_q, iris_v0, iris_v1);");
-  line(depth + 2, "} else {");
-  line(depth + 3, "if (iris_j < " + cols + ") iris_q[0] = iris_v0;");
-  line(depth + 3, "if (iris_j + 1 < " + cols + ") iris_q[1] = iris_v1;");
-  line(depth + 2, "}");
+  at_pair(cols, pairs, depth + 2);
   line(depth + 1, "}");
   line(depth, "}");
 }
@@ -766,43 +785,32 @@ void GpuKernelPrinter::red_add(const Value& v, int depth) {
 // slot by slot where it is used, and each pair of slots (neighbouring columns of a row
 // in the accumulator layout) goes out as one vector reduction where aligned (f32).
 void GpuKernelPrinter::tile_red_add(const Value& v, int depth) {
-  const ScalarType elem = k_.params[static_cast<std::size_t>(v.view.param)].elem;
-  const std::string T = type_name(elem);
   const std::string os = "<" + order_name(v.order) + ", " + scope_name(v.scope) + ">";
+  const bool negate = v.atomic_op == AtomicOp::sub;
+  if (in_epilogue_) {
+    epilogue_pairs(v.view, v.rank, *v.operands[0], negate, true, depth, [&](const std::string& cols, const std::string& pairs, int d) {
+      line(d, "if (iris_j + 1 < " + cols + ") {");
+      line(d + 1, "iris::device::red_add_pair" + os + "(iris_q, iris_v0, iris_v1, " + pairs + ");");
+      line(d, "} else {");
+      line(d + 1, "iris::device::red_add_at" + os + "(iris_q, iris_v0);");
+      line(d, "}");
+    });
+    return;
+  }
+  const std::string T = type_name(k_.params[static_cast<std::size_t>(v.view.param)].elem);
   const std::string L = layout2d(v.view.rows, v.view.size);
-  const std::string p = fresh("p"), ld = fresh("ld"), rows = fresh("rows"), cols = fresh("cols"), pairs = fresh("pairs");
   line(depth, "{");
   const std::string x0 = slot(*v.operands[0], depth + 1);
-  const std::string x = v.atomic_op == AtomicOp::sub ? "(" + T + ")0 - (" + x0 + ")" : x0;
+  const std::string x = negate ? "(" + T + ")0 - (" + x0 + ")" : x0;
+  const std::string p = fresh("p");
   line(depth + 1, T + "* const " + p + " = " + view_ptr(v.view, v.rank, depth + 1) + ";");
-  line(depth + 1, "const long long " + ld + " = " + scalar(*v.view.ld, depth + 1) + ";");
-  line(depth + 1, "const int " + rows + " = (int)iris_min(" + scalar(*v.view.row_extent, depth + 1) + ", " +
-                      std::to_string(v.view.rows) + "ll), " + cols + " = (int)iris_min(" + scalar(*v.view.extent, depth + 1) +
-                      ", " + std::to_string(v.view.size) + "ll);");
-  if (in_epilogue_) {
-    line(depth + 1, "const bool " + pairs + " = iris::device::tile::pairs_aligned(" + p + ", " + ld + ");");
-    line(depth + 1, "#pragma unroll");
-    line(depth + 1, "for (int iris_s = 0; iris_s < " + L + "::kPerThread; iris_s += 2) {");
-    line(depth + 2, T + " iris_v0, iris_v1;");
-    line(depth + 2, "{ const int s = iris_s; iris_v0 = " + x + "; }");
-    line(depth + 2, "{ const int s = iris_s + 1; iris_v1 = " + x + "; }");
-    line(depth + 2, "const int iris_i = " + L + "::row(iris_s), iris_j = " + L + "::col(iris_s);");
-    line(depth + 2, "if (iris_i >= " + rows + " || iris_j >= " + cols + ") continue;");
-    line(depth + 2, T + "* const iris_q = " + p + " + iris_i * " + ld + " + iris_j;");
-    line(depth + 2, "if (iris_j + 1 < " + cols + ") {");
-    line(depth + 3, "iris::device::red_add_pair" + os + "(iris_q, iris_v0, iris_v1, " + pairs + ");");
-    line(depth + 2, "} else {");
-    line(depth + 3, "iris::device::red_add_at" + os + "(iris_q, iris_v0);");
-    line(depth + 2, "}");
-    line(depth + 1, "}");
-  } else {
-    line(depth + 1, "#pragma unroll");
-    line(depth + 1, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
-    line(depth + 2, "const int iris_i = " + L + "::row(s), iris_j = " + L + "::col(s);");
-    line(depth + 2, "if (iris_i < " + rows + " && iris_j < " + cols + ") iris::device::red_add_at" + os + "(" + p +
-                        " + iris_i * " + ld + " + iris_j, " + x + ");");
-    line(depth + 1, "}");
-  }
+  line(depth + 1, "#pragma unroll");
+  line(depth + 1, "for (int s = 0; s < " + L + "::kPerThread; ++s) {");
+  line(depth + 2, "const int iris_i = " + L + "::row(s), iris_j = " + L + "::col(s);");
+  line(depth + 2, "if (iris_i < " + scalar(*v.view.row_extent, depth + 2) + " && iris_j < " + scalar(*v.view.extent, depth + 2) +
+                      ") iris::device::red_add_at" + os + "(" + p + " + iris_i * " + scalar(*v.view.ld, depth + 2) +
+                      " + iris_j, " + x + ");");
+  line(depth + 1, "}");
   line(depth, "}");
 }
 

@@ -10,10 +10,10 @@
 // loop's body as the epilogue, and the accumulators as the matmul's tile.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "compiler/codegen/cpp_printer.hpp"
 #include "compiler/contract/launch_contract.hpp"
@@ -91,6 +91,8 @@ class GpuKernelPrinter : public CppPrinter {
   std::string leader() const;
   void gemm_loop(const Stmt& s, int depth);
   void epilogue_store(const Stmt& s, int depth);
+  void epilogue_pairs(const View& view, const ValuePtr& rank, const Value& value, bool negate, bool skip_cols, int depth,
+                      const std::function<void(const std::string&, const std::string&, int)>& at_pair);
   std::string rank_loop_unroll() const;
   // What variable reference `v` stands for, when it names no registers of its own.
   const Value* alias(const Value& v) const;
