@@ -151,28 +151,11 @@ IRIS_DEVICE IRIS_FORCEINLINE void signal(const Context& ctx, T* flag, T value, i
   }
 }
 
-// Atomic add that returns nothing (PTX `red`): the SM does not wait for the
-// remote round trip, so many in flight reach far higher throughput to a peer
-// than atomic_add, which must bring the old value back. Use it for counters
-// and histograms whose old values nobody reads.
-template <Order O = Order::relaxed, Scope S = Scope::system, class T>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(const Context& ctx, T* ptr, T value, int to) {
-  static_assert(O == Order::relaxed || O == Order::release,
-                "red_add cannot have acquire ordering (nothing is read back; use relaxed or release)");
-  constexpr Order kOrder = O == Order::relaxed ? Order::relaxed : Order::release;
-  if constexpr (detail::is_f32_v<T>) {
-    detail::red_add<kOrder, S>(translate(ctx, ptr, to), value);
-  } else {
-    static_assert(detail::is_int_word_v<T>, "red_add works on u32, i32, u64, i64 or f32");
-    using W = detail::int_word_t<T>;
-    detail::red_add<kOrder, S>(reinterpret_cast<W*>(translate(ctx, ptr, to)), static_cast<W>(value));
-  }
-}
-
-// The same on a pointer already translated to the rank's memory (`q`, from
-// translate): *q += v. And for two neighbouring elements, q[0] += v0, q[1] += v1: one
-// vector reduction for f32 where q is 8-byte aligned (`pair`), two otherwise. The tile
-// reductions of `atomic_add` on 2-D tiles (the GEMM epilogue's among them).
+// Atomic add that returns nothing (PTX `red`) on a pointer already translated to the
+// rank's memory (`q`, from translate): *q += v. And for two neighbouring elements, q[0]
+// += v0, q[1] += v1: one vector reduction for f32 where q is 8-byte aligned (`pair`),
+// two otherwise. The tile reductions of `atomic_add` on 2-D tiles (the GEMM epilogue's
+// among them).
 template <Order O = Order::relaxed, Scope S = Scope::system, class T>
 IRIS_DEVICE IRIS_FORCEINLINE void red_add_at(T* q, T v) {
   static_assert(O == Order::relaxed || O == Order::release,
@@ -185,6 +168,15 @@ IRIS_DEVICE IRIS_FORCEINLINE void red_add_at(T* q, T v) {
     using W = detail::int_word_t<T>;
     detail::red_add<kOrder, S>(reinterpret_cast<W*>(q), static_cast<W>(v));
   }
+}
+
+// Atomic add that returns nothing (PTX `red`): the SM does not wait for the
+// remote round trip, so many in flight reach far higher throughput to a peer
+// than atomic_add, which must bring the old value back. Use it for counters
+// and histograms whose old values nobody reads.
+template <Order O = Order::relaxed, Scope S = Scope::system, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(const Context& ctx, T* ptr, T value, int to) {
+  red_add_at<O, S>(translate(ctx, ptr, to), value);
 }
 
 template <Order O = Order::relaxed, Scope S = Scope::system, class T>
