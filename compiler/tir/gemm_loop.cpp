@@ -39,6 +39,15 @@ bool column_panel(const Kernel& k, const View& w, int var, std::int64_t cols) {
 
 bool is_matmul(const ValuePtr& v) { return v && v->kind == ValueKind::Matmul; }
 
+// The product of `let c = matmul(...) [as T]`, or null where `s` is not one.
+const Value* product_of(const Stmt& s) {
+  const ValuePtr& v = s.value;
+  if (s.kind != StmtKind::Let || !v) return nullptr;
+  if (is_matmul(v)) return v.get();
+  if (v->kind == ValueKind::Cast && v->operands.size() == 1 && is_matmul(v->operands[0])) return v->operands[0].get();
+  return nullptr;
+}
+
 class EpilogueCheck {
  public:
   EpilogueCheck(std::int64_t bm, std::int64_t bn) : bm_(bm), bn_(bn) {}
@@ -151,15 +160,10 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   }
   if (!loop) return "the kernel has no tiles loop";
   if (loop->body.empty()) return "the tiles loop is empty";
-  // The product is the first let of a matmul; what precedes it is the prologue.
+  // The product is the first `let c = matmul(...) [as T]`; what precedes it is the prologue.
   std::size_t at = 0;
-  while (at < loop->body.size()) {
-    const Stmt& st = *loop->body[at];
-    const ValuePtr& v = st.value;
-    if (st.kind == StmtKind::Let && v && (is_matmul(v) || (v->kind == ValueKind::Cast && v->operands.size() == 1 && is_matmul(v->operands[0])))) break;
-    ++at;
-  }
-  if (at == loop->body.size()) return "the tiles loop does not start with `let c = matmul(...)`";
+  while (at < loop->body.size() && !product_of(*loop->body[at])) ++at;
+  if (at == loop->body.size()) return "the tiles loop has no `let c = matmul(...)`";
   std::vector<int> prologue_vars;
   if (std::string why = check_prologue(loop->body, at, loop->var_t, prologue_vars); !why.empty()) return why;
   if (!prologue_vars.empty()) {
@@ -177,13 +181,7 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   }
   const Stmt& let = *loop->body[at];
   const ValuePtr& lv = let.value;
-  const ValuePtr* mm = nullptr;
-  if (let.kind == StmtKind::Let && is_matmul(lv)) mm = &lv;
-  else if (let.kind == StmtKind::Let && lv && lv->kind == ValueKind::Cast && lv->operands.size() == 1 && is_matmul(lv->operands[0])) {
-    mm = &lv->operands[0];
-  }
-  if (!mm) return "the tiles loop does not start with `let c = matmul(...)`";
-  const Value& m = **mm;
+  const Value& m = *product_of(let);
   GemmLoop g;
   g.loop = loop;
   g.let = &let;
