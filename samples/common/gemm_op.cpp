@@ -3,8 +3,8 @@
 
 #include <cmath>
 #include <optional>
-#include <type_traits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "cublas.hpp"
@@ -186,8 +186,8 @@ class Typed final : public GemmOp::Impl {
     const std::int64_t M = s_.m, N = s_.n, K = s_.k;
     if (op_ == LibraryOp::matmul_all_scatter) scratch_ = ctx_.empty<T>({W * M, N});
     else if (op_ == LibraryOp::all_gather_matmul) scratch_ = ctx_.empty<T>({W * M, K});
+    else if (op_ == LibraryOp::matmul_all_reduce) partial_ = ctx_.empty<CT>({M, N});
     else scratch_ = ctx_.empty<T>({M, N});
-    if (!std::is_same_v<T, CT>) wide_scratch_ = ctx_.empty<CT>({M, N});
     return true;
   }
 
@@ -198,15 +198,10 @@ class Typed final : public GemmOp::Impl {
     gathered_rows_ = false;
     switch (op_) {
       case LibraryOp::matmul_all_reduce:
-        if constexpr (!std::is_same_v<T, CT>) {
-          // The partials in CT (cuBLAS writes f32 from bf16 or f16), summed in CT.
-          cublas_->gemm(dt, dtype_of_v<CT>, a_->data(), b_->data(), wide_scratch_->data(), M, N, K);
-          nccl_->all_reduce(wide_scratch_->data(), c_.data(), static_cast<std::size_t>(M * N), dtype_of_v<CT>,
-                            ccl::ReduceOp::sum, st);
-          break;
-        }
-        cublas_->gemm(dt, a_->data(), b_->data(), scratch_->data(), M, N, K);
-        nccl_->all_reduce(scratch_->data(), c_.data(), static_cast<std::size_t>(M * N), dt, ccl::ReduceOp::sum, st);
+        // The partials in C's type (cuBLAS writes f32 from bf16 or f16), summed in it.
+        cublas_->gemm(dt, dtype_of_v<CT>, a_->data(), b_->data(), partial_->data(), M, N, K);
+        nccl_->all_reduce(partial_->data(), c_.data(), static_cast<std::size_t>(M * N), dtype_of_v<CT>,
+                          ccl::ReduceOp::sum, st);
         break;
       case LibraryOp::matmul_reduce_scatter:
         cublas_->gemm(dt, a_->data(), b_->data(), scratch_->data(), M, N, K);
@@ -237,7 +232,7 @@ class Typed final : public GemmOp::Impl {
   GemmShape s_;
   Shape c_shape_;
   std::optional<Tensor<T>> a_, b_, scratch_;
-  std::optional<Tensor<CT>> wide_scratch_;
+  std::optional<Tensor<CT>> partial_;  // matmul_all_reduce's baseline: A B in C's type
   Tensor<CT> c_;
   std::vector<Entry> entries_;
   std::unique_ptr<Nccl> nccl_;
