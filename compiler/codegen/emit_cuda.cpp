@@ -52,8 +52,8 @@ class CudaKernelPrinter final : public GpuKernelPrinter {
   std::string dynamic_shared_declaration(const std::string& name, int align) const override {
     return "extern __shared__ __align__(" + std::to_string(align) + ") unsigned char " + name + "[]";
   }
-  std::string tensor_map_parameter(const std::string& name) const override {
-    return "const __grid_constant__ iris::device::TensorMap " + name;
+  std::string tensor_map_parameter(const std::string& name, bool every_rank) const override {
+    return std::string("const __grid_constant__ iris::device::") + (every_rank ? "TensorMaps " : "TensorMap ") + name;
   }
   std::string barrier() const override { return "__syncthreads()"; }
   std::string group_barrier(int id, int threads) const override {

@@ -13,13 +13,14 @@ namespace irisc {
 
 using namespace tir;
 
+// User names never meet generated ones (slot counters, ctx, CUDA built-ins, C++
+// keywords): parameters become p_<name>, size symbols s_<name>, kernels iris_k_<name>.
+std::string param_symbol(const std::string& n) { return "p_" + n; }
+
 namespace {
 
 std::string order_name(Order o) { return std::string("iris::device::Order::") + name(o); }
 
-// User names never meet generated ones (slot counters, ctx, CUDA built-ins, C++
-// keywords): parameters become p_<name>, size symbols s_<name>, kernels iris_k_<name>.
-std::string param_symbol(const std::string& n) { return "p_" + n; }
 std::string size_symbol(const std::string& n) { return "s_" + n; }
 
 std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
@@ -61,7 +62,9 @@ void GpuKernelPrinter::print() {
         params += "iris_i64 " + size_symbol(k_.size_symbols[static_cast<std::size_t>(a.index)]);
         break;
       case contract::ArgKind::sms: params += "long long iris_sms"; break;
-      case contract::ArgKind::tensor_map: params += tensor_map_parameter(map_name(a.role)); break;
+      case contract::ArgKind::tensor_map:
+        params += tensor_map_parameter(map_name(a.role), a.role == contract::MapRole::a_gathered);
+        break;
     }
   }
   out_ += params + ") {\n";
@@ -172,7 +175,7 @@ void GpuKernelPrinter::internal_error(const std::string& what) {
 }
 
 std::string GpuKernelPrinter::map_name(contract::MapRole role) {
-  return role == contract::MapRole::a ? "iris_a_map" : "iris_b_map";
+  return role == contract::MapRole::a ? "iris_a_map" : role == contract::MapRole::a_gathered ? "iris_a_maps" : "iris_b_map";
 }
 
 // In the GEMM epilogue only the consumer warpgroups run (the producer's has left): they
@@ -350,11 +353,16 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
       const std::string args = std::to_string(threads_) + (nk ? ", true>" : ">");
       const std::string fn = v.matmul == MatmulLowering::mma_sync ? "matmul_mma<" + L + ", " + args
                                                                   : "matmul<" + L + ", 16, " + args;
-      line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
-                      scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " +
-                      view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
-                      scalar(nk ? *v.view_b.row_extent : *v.view_b.extent, depth) + ", " + scalar(*v.view.full, depth) +
-                      (v.matmul == MatmulLowering::mma_sync ? ", iris_dynamic_smem" : "") + ");");
+      const std::string b_args = view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
+                                 scalar(nk ? *v.view_b.row_extent : *v.view_b.extent, depth) + ", " +
+                                 scalar(*v.view.full, depth) +
+                                 (v.matmul == MatmulLowering::mma_sync ? ", iris_dynamic_smem" : "");
+      if (!v.view.gathered) {
+        line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
+                        scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " + b_args + ");");
+        return r;
+      }
+      gathered_matmul(v, r, "iris::device::tile::" + fn, b_args, depth);
       return r;
     }
     case ValueKind::Fill: {

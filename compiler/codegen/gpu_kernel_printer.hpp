@@ -22,6 +22,9 @@
 
 namespace irisc {
 
+// The CUDA name of tensor or scalar parameter `n` (p_<n>).
+std::string param_symbol(const std::string& n);
+
 class GpuKernelPrinter : public CppPrinter {
  public:
   // `contract` is the kernel's launch contract (its signature follows contract.args).
@@ -45,8 +48,9 @@ class GpuKernelPrinter : public CppPrinter {
   virtual std::string shared_qualifier() const = 0;
   // The program's dynamic shared memory as an `align`-byte aligned `unsigned char name[]`.
   virtual std::string dynamic_shared_declaration(const std::string& name, int align) const = 0;
-  // A by-value TMA descriptor parameter (iris::device::TensorMap).
-  virtual std::string tensor_map_parameter(const std::string& name) const = 0;
+  // A by-value TMA descriptor parameter (iris::device::TensorMap), or one per rank
+  // (iris::device::TensorMaps) where `every_rank`.
+  virtual std::string tensor_map_parameter(const std::string& name, bool every_rank) const = 0;
   virtual std::string barrier() const = 0;       // every thread of the program
   // Barrier number `id` (1..15) over the first `threads` threads that reach it.
   virtual std::string group_barrier(int id, int threads) const = 0;
@@ -90,6 +94,7 @@ class GpuKernelPrinter : public CppPrinter {
   std::string sync() const;
   std::string leader() const;
   void gemm_loop(const Stmt& s, int depth);
+  void gathered_matmul(const Value& v, const std::string& r, const std::string& fn, const std::string& b_args, int depth);
   void epilogue_store(const Stmt& s, int depth);
   void epilogue_pairs(const View& view, const ValuePtr& rank, const Value& value, bool negate, bool skip_cols, int depth,
                       const std::function<void(const std::string&, const std::string&, int)>& at_pair);

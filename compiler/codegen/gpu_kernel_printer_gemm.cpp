@@ -25,7 +25,12 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
     line(depth + 1, "const long long " + n + "_start = iris_n0;");
     line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
   };
-  const std::string run = "iris_gemm::run(iris_a_map, iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
+  // A gathered from every rank: its maps, and the rows each rank holds.
+  const std::string a = gemm_->a_gathered
+                            ? "iris::device::sm90::GatheredA{iris_a_maps, (int)" +
+                                  scalar(*k_.params[static_cast<std::size_t>(gemm_->a)].dims[0], depth) + ", ctx.world}"
+                            : std::string("iris_a_map");
+  const std::string run = "iris_gemm::run(" + a + ", iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
                           ", iris_dynamic_smem, ";
   const std::string epilogue = "[&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {";
   if (gemm_->prologue) {
@@ -48,6 +53,35 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
   for (std::size_t i = gemm_->prologue; i < s.body.size(); ++i) stmt(*s.body[i], depth + 1);
   in_epilogue_ = false;
   line(depth, "});");
+}
+
+// A matmul of gathered(A)[m, :] outside the sm90 GEMM (the tile:: lowerings): the
+// tile's rows come from each rank whose A holds some of them, one call per rank, each
+// reading its rows alone (a_rows_from .. a_rows_valid) and adding to the calls before
+// it. The pointer of a later rank's call sits before that rank's A by the rows it
+// skips; they are never read. Rows past every rank's (world x M) read as 0.
+void GpuKernelPrinter::gathered_matmul(const Value& v, const std::string& r, const std::string& fn,
+                                       const std::string& b_args, int depth) {
+  const Param& p = k_.params[static_cast<std::size_t>(v.view.param)];
+  const std::string gm = fresh("gm"), ld = fresh("ld"), g0 = fresh("g0"), rows = fresh("rows"), q0 = fresh("q0"),
+                    q1 = fresh("q1"), q = fresh("q"), lo = fresh("lo"), hi = fresh("hi");
+  line(depth, "{");
+  line(depth + 1, "const long long " + gm + " = " + scalar(*p.dims[0], depth + 1) + ", " + ld + " = " +
+                      scalar(*v.view.ld, depth + 1) + ";");
+  line(depth + 1, "const long long " + g0 + " = " + ld + " ? (" + scalar(*v.view.offset, depth + 1) + ") / " + ld +
+                      " : 0, " + rows + " = iris_min(" + scalar(*v.view.row_extent, depth + 1) + ", " +
+                      std::to_string(v.view.rows) + "ll);");
+  line(depth + 1, "const int " + q0 + " = " + gm + " > 0 ? (int)iris_min(" + g0 + " / " + gm + ", (long long)ctx.world - 1) : 0;");
+  line(depth + 1, "const int " + q1 + " = " + gm + " > 0 && " + rows + " > 0 ? (int)iris_min((" + g0 + " + " + rows + " - 1) / " +
+                      gm + ", (long long)ctx.world - 1) : " + q0 + ";");
+  line(depth + 1, "for (int " + q + " = " + q0 + "; " + q + " <= " + q1 + "; ++" + q + ") {");
+  line(depth + 2, "const long long " + lo + " = iris_max((long long)" + q + " * " + gm + " - " + g0 + ", 0ll), " + hi +
+                      " = iris_min(" + rows + ", (long long)(" + q + " + 1) * " + gm + " - " + g0 + ");");
+  line(depth + 2, fn + "(" + r + ", iris::device::translate(ctx, " + param_symbol(p.name) + ", " + q + ") + (" + g0 +
+                      " - (long long)" + q + " * " + gm + ") * " + ld + ", " + ld + ", " + hi + ", " + b_args + ", " + lo +
+                      ", " + q + " != " + q0 + ");");
+  line(depth + 1, "}");
+  line(depth, "}");
 }
 
 // A 2-D store in the GEMM epilogue. The accumulators take most of the registers, so

@@ -7,6 +7,8 @@
 #include "templates/include/iris/device/context.hpp"
 #include "templates/include/iris/device/gemm/shapes.hpp"
 
+static_assert(irisc::contract::kMaxRanks == iris::device::kMaxRanks, "the contract's rank limit is the device library's");
+
 namespace irisc {
 namespace {
 
@@ -104,7 +106,8 @@ contract::Kernel launch_contract(const Kernel& k) {
     c.cluster = k.gemm.cluster;
     const gemm::Box2D a = gemm::sm90_box_a(shape);
     const gemm::Box2D b = gemm::sm90_box_b(shape, g.b_nk ? gemm::BLayout::nk : gemm::BLayout::kn);
-    c.args.push_back({contract::ArgKind::tensor_map, g.a, contract::kTensorMapBytes, contract::MapRole::a, a.outer, a.inner});
+    const contract::MapRole a_role = g.a_gathered ? contract::MapRole::a_gathered : contract::MapRole::a;
+    c.args.push_back({contract::ArgKind::tensor_map, g.a, contract::tensor_map_bytes(a_role), a_role, a.outer, a.inner});
     c.args.push_back({contract::ArgKind::tensor_map, g.b, contract::kTensorMapBytes,
                       g.b_nk ? contract::MapRole::b_nk : contract::MapRole::b_kn, b.outer, b.inner});
   }

@@ -29,7 +29,7 @@ const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
 constexpr const char* kDTypeNames[] = {"f32", "f16", "bf16", "i32", "i64", "u32", "u64", "bool"};
 constexpr int kDTypeBytes[] = {4, 2, 2, 4, 8, 4, 8, 1};
 constexpr const char* kArgKinds[] = {"context", "param", "size", "sms", "tensor_map"};
-constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk"};
+constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk", "a_gathered"};
 
 // The most dynamic shared memory any target gives one program (with the opt-in).
 constexpr std::int64_t max_dynamic_shared_bytes() {
@@ -339,14 +339,17 @@ Kernel read_kernel(const json& k, std::size_t index) {
         if (!p.tensor || p.dims.size() != 2 || (p.dtype != DType::bf16 && p.dtype != DType::f16)) {
           bad(aw, "parameter '" + p.name + "' is not a 2-D tensor of bf16 or f16");
         }
-        if (arg.bytes != kTensorMapBytes) bad(aw, "tensor maps are " + std::to_string(kTensorMapBytes) + " bytes");
         const std::string role = text(a, "role", aw);
         int ri = -1;
-        for (int i = 0; i < 3; ++i) {
+        for (int i = 0; i < 4; ++i) {
           if (role == kMapRoles[i]) ri = i;
         }
         if (ri < 0) bad(aw, "unknown role '" + role + "'");
         arg.role = static_cast<MapRole>(ri);
+        if (arg.bytes != tensor_map_bytes(arg.role)) {
+          bad(aw, "tensor maps of role " + role + " are " + std::to_string(tensor_map_bytes(arg.role)) + " bytes");
+        }
+        if (arg.role == MapRole::a_gathered && !p.symmetric) bad(aw, "parameter '" + p.name + "' is gathered but not symmetric");
         const json& box = field(a, "box", aw);
         if (!box.is_array() || box.size() != 2 || !box[0].is_number_integer() || !box[1].is_number_integer()) {
           bad(aw, "\"box\" must be [rows, cols]");

@@ -93,12 +93,20 @@ struct Param {
 // passed by value) of tensor parameter `index`, a row-major 2-D tensor of 16-bit
 // floats, read in boxes of box_rows x box_cols elements. The launcher encodes it from
 // the tensor bound at launch (its address and shape). `role` says which operand of the
-// kernel's GEMM the tensor is (for messages; the encoding is the same).
+// kernel's GEMM the tensor is (for messages; the encoding is the same). Role a_gathered
+// (gathered(A)) is kMaxRanks maps in one argument (kTensorMapBytes each), map r of the
+// tensor's address on rank r, slots from the job's world on left zero.
 enum class ArgKind : std::uint8_t { context, param, size, sms, tensor_map };
-enum class MapRole : std::uint8_t { a, b_kn, b_nk };  // A [M, K]; B as [K, N] or [N, K]
+// A [M, K]; B as [K, N] or [N, K]; A on every rank
+enum class MapRole : std::uint8_t { a, b_kn, b_nk, a_gathered };
 const char* name(MapRole r);
 inline constexpr int kTensorMapBytes = 128;
 inline constexpr int kTensorMapAlign = 64;
+inline constexpr int kMaxRanks = 8;  // the device library's (iris/device/context.hpp)
+// The bytes of a tensor map argument of `role`.
+inline constexpr int tensor_map_bytes(MapRole role) {
+  return role == MapRole::a_gathered ? kTensorMapBytes * kMaxRanks : kTensorMapBytes;
+}
 struct Arg {
   ArgKind kind = ArgKind::param;
   int index = -1;  // param and tensor_map: into params; size: into sizes

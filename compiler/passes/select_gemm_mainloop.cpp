@@ -52,9 +52,11 @@ bool decide(Kernel& k, const Target& target) {
   // Two programs per cluster along M share B's slices (each loads half, multicast to
   // both): for 128 x 256 tiles that cuts what every SM pulls from L2 per slice from 48
   // to 32 KiB, worth 5-10% on H100 (docs/performance.md). Not where M is known to give
-  // one tile row: the second program would idle.
+  // one tile row: the second program would idle. Not for a gathered A either: a tile
+  // whose rows span ranks takes a pass over K per rank, and the two programs of a
+  // cluster must load B's slices in step.
   const bool one_row = g.loop->hi->kind == ValueKind::Const && g.loop->hi->int_value <= g.bm;
-  shape.cluster_m = g.bm == 128 && !one_row ? 2 : 1;
+  shape.cluster_m = g.bm == 128 && !one_row && !g.a_gathered ? 2 : 1;
   if (!gemm::sm90_shape_ok(shape)) shape.cluster_m = 1;
 
   mutate(k.body, [&](ValuePtr& v) {

@@ -255,7 +255,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     // shared extent K, accumulated in `acc` (f32 by default). The second operand may
     // also be a row panel Bt[n, :] of an [N, K] tensor (B transposed): [rows(m), rows(n)].
     if (!check_named(e, {"acc"}) || !want_args(2)) return error_value(e.range);
-    auto a = view(*e.args[0], fn);
+    auto a = view(*e.args[0], fn, true);
     auto b = a ? view(*e.args[1], fn) : std::nullopt;
     if (!a || !b) return error_value(e.range);
     if (a->slice_dim != 1 || b->slice_dim < 0) {
@@ -361,6 +361,11 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     result = make(ValueKind::Unary, a->type, e.range);
     result->unop = fn == "abs" ? UnOp::abs : fn == "sqrt" ? UnOp::sqrt : fn == "exp" ? UnOp::exp : UnOp::log;
     result->operands.push_back(a);
+  } else if (fn == "gathered") {
+    // gathered(A) alone, not indexed as a matmul's first operand.
+    const std::string what = e.args.size() == 1 ? std::string(diags_.source()->slice(e.args[0]->range)) : "A";
+    diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {what});
+    return error_value(e.range);
   } else {
     const AtomicName* atomic = nullptr;
     for (const AtomicName& a : kAtomics) {

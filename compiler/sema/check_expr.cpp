@@ -396,12 +396,26 @@ std::optional<std::int64_t> KernelChecker::const_int(const ast::Expr& e, const s
   return v->int_value;
 }
 
-std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& what) {
+std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& what, bool gathered_ok) {
   if (e.kind != ast::ExprKind::Index) {
     diags_.emit(DiagnosticKind::ExpectedView, e.range, {what});
     return std::nullopt;
   }
-  const ast::Expr& base = *e.args[0];
+  // gathered(A)[m, :]: every rank's A stacked by rank, read where it lies.
+  const ast::Expr* outer = e.args[0].get();
+  const bool gathered = outer->kind == ast::ExprKind::Call && outer->name == "gathered" &&
+                        !functions_.count(outer->name);
+  if (gathered) {
+    if (outer->args.size() != 1 || !outer->named.empty() || outer->args[0]->kind != ast::ExprKind::Name) {
+      diags_.emit(DiagnosticKind::GatheredNeedsSymmetric2D, outer->range, {"give it one tensor name: gathered(A)"});
+      return std::nullopt;
+    }
+    if (!gathered_ok) {
+      diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {outer->args[0]->name});
+      return std::nullopt;
+    }
+  }
+  const ast::Expr& base = gathered ? *outer->args[0] : *outer;
   const Entity* ent = base.kind == ast::ExprKind::Name ? lookup(base.name) : nullptr;
   if (base.kind == ast::ExprKind::Name && !ent) {
     diags_.emit(DiagnosticKind::UnknownName, base.range, {base.name});
@@ -414,6 +428,12 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
   }
   const Param& p = out_.params[static_cast<std::size_t>(ent->index)];
   const std::size_t dims = p.dims.size();
+  if (gathered && (!p.symmetric || dims != 2)) {
+    diags_.emit(DiagnosticKind::GatheredNeedsSymmetric2D, base.range,
+                {"'" + base.name + "' is " + (p.symmetric ? "symmetric with " + std::to_string(dims) + " dimension(s)"
+                                                          : std::string("local (declare it 'symmetric tensor')"))});
+    return std::nullopt;
+  }
   if (e.args.size() - 1 != dims) {
     diags_.emit(DiagnosticKind::WrongIndexCount, e.range,
                 {base.name, std::to_string(dims), std::to_string(e.args.size() - 1)});
@@ -421,6 +441,7 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
   }
   View v;
   v.param = ent->index;
+  v.gathered = gathered;
   // Each index: a range, a ':' slice, or an integer.
   std::vector<ValuePtr> idxs(dims);
   std::vector<bool> slice(dims, false);
@@ -474,6 +495,10 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
       v.size = idxs[1]->type.size;
       v.extent = range_extent(idxs[1]);
     }
+    if (gathered && !(r0 && slice[1])) {
+      diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {base.name});
+      return std::nullopt;
+    }
     if (slice[1]) {
       v.slice_dim = 1;
       v.full = extent_of(1);
@@ -486,6 +511,10 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
       v.offset = mul_add(range_start(idxs[0]), v.ld, range_start(idxs[1]));
     }
     return v;
+  }
+  if (gathered) {
+    diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {base.name});
+    return std::nullopt;
   }
   if (slices) {
     diags_.emit(DiagnosticKind::BadIndex, e.range, {"a ':' slice outside a 2-D matmul operand (A[m, :] or B[:, n])"});

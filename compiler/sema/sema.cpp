@@ -346,7 +346,7 @@ bool builtin_function(const std::string& name) {
                                 "index", "start", "extent", "sum", "max", "min", "matmul", "abs", "sqrt",
                                 "exp", "log", "atomic_add", "atomic_sub", "atomic_and", "atomic_or",
                                 "atomic_xor", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas",
-                                "blocks", "tiles", "range", "ranks", "peers"};
+                                "blocks", "tiles", "range", "ranks", "peers", "gathered"};
   for (const char* n : names) {
     if (name == n) return true;
   }

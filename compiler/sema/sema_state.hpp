@@ -51,7 +51,8 @@ class KernelChecker {
   // A compile-time integer, or nullopt after a diagnostic naming `what`.
   std::optional<std::int64_t> const_int(const ast::Expr& e, const std::string& what);
   // A tensor view x[...]; nullopt after a diagnostic. `what` names the operation.
-  std::optional<tir::View> view(const ast::Expr& e, const std::string& what);
+  // `gathered`: a matmul's first operand, which may be gathered(A)[m, :].
+  std::optional<tir::View> view(const ast::Expr& e, const std::string& what, bool gathered = false);
   // False (after a diagnostic) for a matmul panel used anywhere else.
   bool plain_view(const tir::View& v, SourceRange where);
   // `to:`/`from:` rank of an RMA op on view's tensor; null when absent.

@@ -206,6 +206,7 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   }
   if (!row_panel(k, m.view, loop->var, g.bm)) return "A is not A[m, :] of the loop's row range";
   g.b_nk = m.view_b.slice_dim == 1;
+  g.a_gathered = m.view.gathered;
   if (g.b_nk ? !row_panel(k, m.view_b, loop->var2, g.bn) : !column_panel(k, m.view_b, loop->var2, g.bn)) {
     return "B is not B[:, n] or Bt[n, :] of the loop's column range";
   }

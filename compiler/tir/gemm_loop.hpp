@@ -44,6 +44,7 @@ struct GemmLoop {
   const Value* matmul = nullptr;  // that product
   int a = -1, b = -1;             // the operands' tensor parameters
   bool b_nk = false;              // B is [N, K] (Bt[n, :], k contiguous), else [K, N]
+  bool a_gathered = false;        // A is gathered(A)[m, :]: every rank's A, read where it lies
   ScalarType elem = ScalarType::bf16;  // the operands' type
   std::int64_t bm = 0, bn = 0;    // the tile
 };

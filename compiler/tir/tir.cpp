@@ -136,7 +136,8 @@ const Value* not_at_launch(const Value& v, LaunchUse use) {
 
 bool same_value(const Value& a, const Value& b) {
   auto same_view = [](const View& x, const View& y) {
-    return x.param == y.param && x.size == y.size && x.rows == y.rows && x.slice_dim == y.slice_dim;
+    return x.param == y.param && x.size == y.size && x.rows == y.rows && x.slice_dim == y.slice_dim &&
+           x.gathered == y.gathered;
   };
   if (a.kind != b.kind || !(a.type == b.type) || a.int_value != b.int_value || a.float_value != b.float_value ||
       a.param != b.param || a.var != b.var || a.size != b.size || a.builtin != b.builtin || a.unop != b.unop ||

@@ -99,6 +99,11 @@ struct View {
   // Bt[n, :] of an [N, K] tensor: B transposed, k contiguous.
   int slice_dim = -1;
   ValuePtr full;
+  // A matmul's first operand `gathered(A)[m, :]`: a row panel of the [world * M, K]
+  // tensor of every rank's A [M, K] stacked by rank (rank 0's rows first), read where
+  // it lies. offset, rows and row_extent are in that stacked tensor's rows; gathered
+  // row g is row g % M of rank g / M's A (M: the parameter's first extent).
+  bool gathered = false;
 };
 
 // How a Matmul value is computed (chosen by select_gemm_mainloop and select_matmul).

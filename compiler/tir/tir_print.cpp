@@ -36,7 +36,7 @@ class Printer {
   }
 
   std::string view(const View& v) const {
-    std::string s = param_name(v.param) + "[" + value(v.offset);
+    std::string s = (v.gathered ? "gathered " : "") + param_name(v.param) + "[" + value(v.offset);
     if (v.slice_dim == 1) s += " rows " + std::to_string(v.rows) + " valid " + value(v.row_extent) + " x all " + value(v.full);
     else if (v.slice_dim == 0) s += " all " + value(v.full) + " x cols " + std::to_string(v.size) + " valid " + value(v.extent);
     else if (v.rows) {

@@ -418,6 +418,7 @@ class Reader : private detail::Scanner {
   View view() {
     const std::size_t at = here();
     View w;
+    w.gathered = eat_qualifier("gathered");
     w.param = param_named(ident_here("a tensor name"), at, /*tensor=*/true);
     expect("[");
     w.offset = value();

@@ -29,6 +29,7 @@
 //              A[OFFSET rows R valid VALUE x all VALUE ld VALUE]   (matmul row panel)
 //              B[OFFSET all VALUE x cols C valid VALUE ld VALUE]   (matmul column panel)
 //              (a matmul's second operand may be a row panel: B transposed)
+//              gathered A[OFFSET rows R ...]   (a first operand: every rank's A, stacked)
 //   VALUE      INT:TYPE | FLOAT:TYPE | $scalar_param | #size | %var | rank | world | sms |
 //              program | programs | OP[<TYPE>](VALUE, ...) | cast<TYPE>(V) | fill<TYPE>(V) |
 //              load<TYPE>(VIEW[, from V][, other V]) | matmul<TYPE[, simt|mma_sync|wgmma_ws]>(VIEW, VIEW) |

@@ -196,6 +196,14 @@ bool Scanner::eat_word(std::string_view w) {
   return true;
 }
 
+bool Scanner::eat_qualifier(std::string_view w) {
+  if (!peek_word(w)) return false;
+  const std::size_t after = pos_ + w.size();
+  if (after + 1 >= s_.size() || s_[after] != ' ' || !ident_start(s_[after + 1])) return false;
+  pos_ = after + 1;
+  return true;
+}
+
 void Scanner::expect_word(std::string_view w) {
   if (!eat_word(w)) fail("expected '" + std::string(w) + "', found " + found());
 }

@@ -53,6 +53,9 @@ class Scanner {
   void expect(std::string_view p);
   bool peek_word(std::string_view w);  // `w`, not followed by an identifier character
   bool eat_word(std::string_view w);
+  // `w` then one blank and a name (`gathered A[`): a word that qualifies the name after
+  // it, where a name `w` itself (`gathered[`) stays unread.
+  bool eat_qualifier(std::string_view w);
   void expect_word(std::string_view w);
   // Whether NAME= (blanks but no newline before the '=') comes next.
   bool peek_binding();

@@ -106,6 +106,7 @@ class Verifier {
       return fail("a GEMM of " + std::to_string(g.bm) + " x " + std::to_string(g.bn) + " tiles and " +
                   std::to_string(k_.gemm.stages) + " stages, which the sm90 template does not run");
     }
+    if (g.a_gathered && k_.gemm.cluster != 1) return fail("a GEMM of a gathered A in clusters");
     if (!k_.layouts_chosen) return fail("a GEMM decision before the layouts were chosen");
     if (k_.block_threads != iris::device::gemm::sm90_threads(shape) || k_.min_blocks_per_sm != 1 ||
         k_.dynamic_shared_bytes != iris::device::gemm::sm90_shared_bytes(shape)) {
@@ -116,7 +117,8 @@ class Verifier {
     }
   }
 
-  void view(const View& w, const char* what) {
+  // matmul_a: the view is a matmul's first operand, the one view that may be gathered.
+  void view(const View& w, const char* what, bool matmul_a = false) {
     if (w.param < 0 || w.param >= static_cast<int>(k_.params.size()) ||
         !k_.params[static_cast<std::size_t>(w.param)].is_tensor) {
       return fail(std::string(what) + " has a view of no tensor");
@@ -125,6 +127,10 @@ class Verifier {
     if (w.size && w.slice_dim != 0 && !w.extent) fail(std::string(what) + " has a tile view without an extent");
     if (w.rows && (!w.row_extent || !w.ld)) fail(std::string(what) + " has a 2-D view without row bounds");
     if (w.slice_dim >= 0 && (!w.full || !w.ld)) fail(std::string(what) + " has a panel without its full extent");
+    const Param& p = k_.params[static_cast<std::size_t>(w.param)];
+    if (w.gathered && (!matmul_a || w.slice_dim != 1 || !p.symmetric || p.dims.size() != 2)) {
+      fail(std::string(what) + " has a gathered view that is not a matmul's row panel of a symmetric 2-D tensor");
+    }
     for_each_child(w, [&](const ValuePtr& c) {
       if (!is_int_scalar(*c)) fail(std::string(what) + " has a view bound that is not an integer: " + at(*c));
     });
@@ -198,7 +204,7 @@ class Verifier {
         }
         break;
       case ValueKind::Matmul:
-        view(v.view, "a matmul");
+        view(v.view, "a matmul", true);
         view(v.view_b, "a matmul");
         // B is a column panel of [K, N], or a row panel of [N, K] (B transposed).
         if (v.view.slice_dim != 1 || v.view_b.slice_dim < 0 || !v.type.is_tile() || !v.type.rows ||

@@ -18,6 +18,7 @@ const char* name(Schedule s) {
     case Schedule::bulk_synchronous: return "bulk_synchronous";
     case Schedule::producer_consumer: return "producer_consumer";
     case Schedule::fused: return "fused";
+    case Schedule::fused_pull: return "fused_pull";
   }
   return "?";
 }
@@ -200,6 +201,21 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
                     s);
 }
 
+// all_gather_matmul's pull form (dsl/ops/all_gather_matmul.iris): one GEMM of
+// gathered(A), reading every rank's rows where they lie.
+void all_gather_matmul_pull(Context& ctx, const Gemm& g, const Options& o) {
+  library::require_on_heap(ctx, "all_gather_matmul (fused_pull)", g.a);
+  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_pulled", gemm_defines(g, o), gemm_target(ctx, g, g.a));
+  // Every rank's A is written before any rank reads it, and stays until every rank has.
+  Stream s = stream_of(ctx, o);
+  ctx.device_barrier(s);
+  mm.program.launch(mm.kernel,
+                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                     buffer(g.c, g.dtype, {g.m * ctx.world(), g.n})},
+                    s);
+  ctx.device_barrier(s);
+}
+
 }  // namespace
 
 namespace detail {
@@ -290,9 +306,11 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 }
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
-  const Schedule sc = schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused, Schedule::fused});
+  const Schedule sc =
+      schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused, Schedule::fused, Schedule::fused_pull});
   const Options o = with_tile("all_gather_matmul", ctx, asked, g.m * ctx.world(), g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
+  if (sc == Schedule::fused_pull) return all_gather_matmul_pull(ctx, g, o);
   const std::int64_t rows = g.m * ctx.world();
   void* gathered = library::scratch(ctx, "ops.gathered", static_cast<std::size_t>(rows * g.k) * dtype_size(g.dtype));
   if (sc == Schedule::fused) return all_gather_matmul_push(ctx, g, o, gathered);

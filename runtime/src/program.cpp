@@ -64,17 +64,18 @@ static_assert(sizeof(TensorMap) == contract::kTensorMapBytes && alignof(TensorMa
 // row-major, of the parameter's dtype) that `slot` asks for. encode_tensor_map keeps
 // every map it made, so a launch with the same tensor again is a lookup, and the map
 // stays where it is: the launch passes it by address.
-void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg& arg) {
+void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg& arg, const void* base = nullptr) {
   const auto shape = arg.shape();
-  const TensorMapSpec spec =
-      TensorMapSpec::matrix(arg.dtype(), arg.ptr(), shape[0], shape[1], shape[1], static_cast<std::uint32_t>(slot.box_rows),
-                            static_cast<std::uint32_t>(slot.box_cols));
+  const TensorMapSpec spec = TensorMapSpec::matrix(arg.dtype(), base ? base : arg.ptr(), shape[0], shape[1], shape[1],
+                                                   static_cast<std::uint32_t>(slot.box_rows),
+                                                   static_cast<std::uint32_t>(slot.box_cols));
   try {
     return const_cast<TensorMap*>(&encode_tensor_map(spec));
   } catch (const Error& e) {
-    const std::string what = slot.role == contract::MapRole::a      ? "A [M, K]"
-                             : slot.role == contract::MapRole::b_kn ? "B [K, N]"
-                                                                    : "B [N, K]";
+    const std::string what = slot.role == contract::MapRole::a            ? "A [M, K]"
+                             : slot.role == contract::MapRole::a_gathered ? "A [M, K] (gathered from every rank)"
+                             : slot.role == contract::MapRole::b_kn       ? "B [K, N]"
+                                                                          : "B [N, K]";
     throw Error("parameter '" + k.params[static_cast<std::size_t>(slot.index)].name + "' of kernel '" + k.name +
                 "' is the GEMM operand " + what + ", read through a TMA tensor map: " + e.what() +
                 " (the sm_90a GEMM needs rows of a multiple of 16 bytes and 16-byte aligned tensors; a kernel "
@@ -372,7 +373,19 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
         Prepared::MapMemo& memo = prepared_[index].maps[n];
         const auto shape = arg.shape();
         if (memo.map == nullptr || memo.ptr != arg.ptr() || memo.rows != shape[0] || memo.cols != shape[1]) {
-          memo = {arg.ptr(), shape[0], shape[1], tensor_map(k, slot, arg)};
+          if (slot.role == contract::MapRole::a_gathered) {
+            // The tensor on every rank, at its address in this process (a heap tensor:
+            // the launch checked that).
+            std::vector<unsigned char> bytes(static_cast<std::size_t>(slot.bytes), 0);
+            for (int r = 0; r < ctx_->world(); ++r) {
+              std::memcpy(bytes.data() + static_cast<std::size_t>(r) * sizeof(TensorMap),
+                          tensor_map(k, slot, arg, ctx_->translate(arg.ptr(), r)), sizeof(TensorMap));
+            }
+            memo = {arg.ptr(), shape[0], shape[1], nullptr, std::move(bytes)};
+            memo.map = memo.every_rank.data();
+          } else {
+            memo = {arg.ptr(), shape[0], shape[1], tensor_map(k, slot, arg), {}};
+          }
         }
         ptrs[n] = memo.map;
         break;

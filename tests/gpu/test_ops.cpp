@@ -21,7 +21,9 @@ class Ops : public GpuTest {};
 constexpr std::int64_t kK = 136, kN = 264, kRowsPerRank = 100;
 
 // Rank r's A [m, K] and B [K, N] for call `call`: integers in [-2, 2].
-double a_val(int r, std::int64_t i, std::int64_t k, int call) { return static_cast<double>((r * 5 + i * 3 + k * 7 + call) % 5 - 2); }
+// Entries in -2 .. 2 that differ between ranks (r's factor is coprime to 5), so that an
+// op reading another rank's rows than it should gives another C.
+double a_val(int r, std::int64_t i, std::int64_t k, int call) { return static_cast<double>((r * 2 + i * 3 + k * 7 + call) % 5 - 2); }
 double b_val(int r, std::int64_t k, std::int64_t j, int call) { return static_cast<double>((r * 3 + k * 11 + j * 5 + call * 2) % 5 - 2); }
 
 template <class T>
@@ -137,7 +139,7 @@ void every_op(Context& ctx) {
     for (std::int64_t k = 0; k < kK; ++k) s += a_val(static_cast<int>(i / kRowsPerRank), i % kRowsPerRank, k, 3) * b_val(0, k, j, 3);
     return s;
   };
-  for (auto s : {S::unfused, S::fused}) {
+  for (auto s : {S::unfused, S::fused, S::fused_pull}) {
     auto C2 = ctx.zeros<T>(Shape{kRowsPerRank * w, kN});
     ops::all_gather_matmul(ctx, A2, B2, C2, {.schedule = s});
     ctx.synchronize();
@@ -272,8 +274,10 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
                  },
                  Shape{m, nn * w},
                  [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
-  for (auto s : {S::unfused, S::fused}) {
-    out.push_back({s == S::fused ? "all_gather_matmul fused (push)" : "all_gather_matmul",
+  for (auto s : {S::unfused, S::fused, S::fused_pull}) {
+    out.push_back({s == S::fused        ? "all_gather_matmul fused (push)"
+                   : s == S::fused_pull ? "all_gather_matmul fused (pull)"
+                                        : "all_gather_matmul",
                    [&in, s](Context& c, int call, QueuedC& C) {
                      ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], *C.bf16, {.schedule = s});
                    },
@@ -416,7 +420,7 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       auto B2 = make<bfloat16>(ctx, kBigK, kBigN, [&](auto k, auto j) { return b_val(0, k, j, 7); });
       auto C = ctx.zeros<bfloat16>(Shape{rows * w, kBigN});
       const auto one = [&](auto i, auto j) { return dot(static_cast<int>(i / rows), i % rows, 0, j, 7, kBigK); };
-      for (auto s : {S::unfused, S::fused}) {
+      for (auto s : {S::unfused, S::fused, S::fused_pull}) {
         ops::all_gather_matmul(ctx, A2, B2, C, {.schedule = s});
         ctx.synchronize();
         check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); },
@@ -446,6 +450,9 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
     require(message([&] { ops::matmul_all_scatter(ctx, A, B, C2, {.schedule = ops::Schedule::unfused}); })
                     .find("has no unfused schedule") != std::string::npos,
             "a schedule an op does not have is refused");
+    require(message([&] { ops::matmul_all_scatter(ctx, A, B, C2, {.schedule = ops::Schedule::fused_pull}); })
+                    .find("has no fused_pull schedule") != std::string::npos,
+            "the pull form belongs to all_gather_matmul alone");
     auto C3 = ctx.zeros<bfloat16>(Shape{64, 64});
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.block_m = 96, .block_n = 256}); }).find("96 x 256") != std::string::npos,
             "a tile the GEMM does not have is refused");

@@ -28,9 +28,11 @@ namespace iris::ops {
 //    with atomics (Iris's atomic matmul_all_reduce; A and B bf16, f16 or f32);
 //    all_gather_matmul pushes every rank's rows to every rank, and the GEMM waits, tile
 //    by tile, for the rows it covers (Iris's push all_gather_matmul).
+//  fused_pull: all_gather_matmul's GEMM reads every rank's rows of A where they lie,
+//    with no gathered copy (Iris's pull all_gather_matmul; A on the symmetric heap).
 //  automatic: one of the above by op (see docs/library.md); in a job of one rank, the
 //    GEMM into C alone.
-enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused };
+enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused, fused_pull };
 
 struct Options {
   Schedule schedule = Schedule::automatic;

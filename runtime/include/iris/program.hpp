@@ -113,10 +113,13 @@ class Program {
     std::int64_t co_resident = 0;  // programs the device holds at once (kernels with roles)
     // Per argument slot: the tensor a tensor map was last encoded for, and the map, so
     // that launching again with the same tensor skips the lookup (launches are hot).
+    // A gathered operand's maps (one per rank) are copied into `every_rank`, the
+    // argument's bytes.
     struct MapMemo {
       const void* ptr = nullptr;
       std::int64_t rows = 0, cols = 0;
       void* map = nullptr;
+      std::vector<unsigned char> every_rank;
     };
     mutable std::vector<MapMemo> maps;
   };

@@ -639,19 +639,36 @@ class Program {
     const i64 b_off = sc(*b.offset).i, ldb = sc(*b.ld).i;
     const i64 b_cols = std::clamp<i64>(sc(nk ? *b.row_extent : *b.extent).i, 0, C);
     const ScalarType ta = elem_of(a.param), tb = elem_of(b.param);
-    if (a_rows > 0 && K > 0) check2(a.param, a_off, lda, a_rows, K, v.range, "a matmul read of");
+    // gathered(A): row g of the stacked [world * M, K] is row g % M of rank g / M's A.
+    const i64 M = a.gathered ? l_.dims[static_cast<std::size_t>(a.param)][0] : 0;
+    auto a_row = [&](i64 i, i64* off) -> const char* {
+      if (!a.gathered) {
+        *off = a_off + i * lda;
+        return l_.tensors[static_cast<std::size_t>(a.param)];
+      }
+      const i64 g = a_off / lda + i, q = g / M;
+      *off = g % M * lda;
+      return device::translate(l_.ctx, l_.tensors[static_cast<std::size_t>(a.param)], static_cast<int>(q));
+    };
+    if (a.gathered && a_rows > 0 && K > 0 && (a_off % lda != 0 || a_off < 0 || a_off / lda + a_rows > M * l_.ctx.world)) {
+      fail(v.range, "a matmul read of gathered rows " + std::to_string(a_off / lda) + " to " +
+                        std::to_string(a_off / lda + a_rows - 1) + " of " + param(a.param).name + ", outside the " +
+                        std::to_string(M * l_.ctx.world) + " rows of every rank's (shape " + shape(a.param) + " each)");
+    }
+    if (!a.gathered && a_rows > 0 && K > 0) check2(a.param, a_off, lda, a_rows, K, v.range, "a matmul read of");
     if (b_cols > 0 && K > 0) {
       if (nk) check2(b.param, b_off, ldb, b_cols, K, v.range, "a matmul read of");
       else check2(b.param, b_off, ldb, K, b_cols, v.range, "a matmul read of");
     }
-    const char* pa = l_.tensors[static_cast<std::size_t>(a.param)];
     const char* pb = l_.tensors[static_cast<std::size_t>(b.param)];
     // A and B as float, once: [a_rows, K] and [K, b_cols].
     std::vector<float> fa(static_cast<std::size_t>(a_rows * K)), fb(static_cast<std::size_t>(K * b_cols));
-    for (i64 i = 0; i < a_rows; ++i) {
-      track_range(a.param, pa, a_off + i * lda, K, false, v.range);
+    for (i64 i = 0; K > 0 && i < a_rows; ++i) {
+      i64 off = 0;
+      const char* pa = a_row(i, &off);
+      track_range(a.param, pa, off, K, false, v.range);
       for (i64 kk = 0; kk < K; ++kk) {
-        fa[static_cast<std::size_t>(i * K + kk)] = cast(ScalarType::f32, ta, read(ta, pa + (a_off + i * lda + kk) * elem_bytes(ta))).f;
+        fa[static_cast<std::size_t>(i * K + kk)] = cast(ScalarType::f32, ta, read(ta, pa + (off + kk) * elem_bytes(ta))).f;
       }
     }
     for (i64 kk = 0; kk < K; ++kk) {

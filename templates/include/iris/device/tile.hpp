@@ -223,10 +223,13 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_pair(T* q, T v0, T v1) {
 // slices of A and B staged in shared memory (as float), FMAs in float. Every thread of
 // the program must call it (it synchronizes the block). Any THREADS that divides the
 // tile; with THREADS a multiple of the columns, each thread keeps one column of B in
-// registers per slice.
+// registers per slice. Rows before `a_rows_from` read as 0 too (never touched), and
+// `accumulate` adds the product to acc instead: a tile whose rows come from several
+// places (gathered(A) across ranks) is the sum of one call per place.
 template <class L, int BK, int THREADS, bool B_NK = false, class Acc, class T>
 IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
-                        long long ldb, long long b_cols_valid, long long k_extent) {
+                        long long ldb, long long b_cols_valid, long long k_extent, long long a_rows_from = 0,
+                        bool accumulate = false) {
   static_assert(BK % 4 == 0, "A's rows are read 4 k at a time");
   __shared__ __align__(16) float as[L::kRows * BK];
   __shared__ float bs[BK * L::kCols];
@@ -236,7 +239,7 @@ IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, lo
   for (long long k0 = 0; k0 < k_extent; k0 += BK) {
     for (int i = threadIdx.x; i < L::kRows * BK; i += THREADS) {
       const int r = i / BK, k = i % BK;
-      as[i] = (r < a_rows_valid && k0 + k < k_extent) ? (float)a[r * lda + k0 + k] : 0.f;
+      as[i] = (r >= a_rows_from && r < a_rows_valid && k0 + k < k_extent) ? (float)a[r * lda + k0 + k] : 0.f;
     }
     for (int i = threadIdx.x; i < BK * L::kCols; i += THREADS) {
       if constexpr (B_NK) {
@@ -289,7 +292,7 @@ IRIS_DEVICE void matmul(Acc (&acc)[L::kPerThread], const T* a, long long lda, lo
     __syncthreads();
   }
 #pragma unroll
-  for (int s = 0; s < L::kPerThread; ++s) acc[s] = Acc(sum[s]);
+  for (int s = 0; s < L::kPerThread; ++s) acc[s] = accumulate ? Acc(float(acc[s]) + sum[s]) : Acc(sum[s]);
 }
 
 // Block-wide reduction of one value per thread; every thread gets the result.

@@ -37,7 +37,8 @@ inline constexpr int kMmaSharedBytes = static_cast<int>(mma_shared_bytes(L::kRow
 // their dynamic shared memory, which every matmul reuses: each call ends with a barrier).
 template <class L, int THREADS, bool B_NK = false, class Acc, class T>
 IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid, const T* b,
-                            long long ldb, long long b_cols_valid, long long k_extent, unsigned char* smem) {
+                            long long ldb, long long b_cols_valid, long long k_extent, unsigned char* smem,
+                            long long a_rows_from = 0, bool accumulate = false) {
   constexpr int R = L::kRows, C = L::kCols, BK = 32, LDS = BK + 8;
   constexpr int WARPS_M = 2, WARPS_N = THREADS / 32 / WARPS_M;
   constexpr int WM = R / WARPS_M, WN = C / WARPS_N, MT = WM / 16, NT = WN / 8;
@@ -55,7 +56,8 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
   const bool b_vec = ldb % 8 == 0 && reinterpret_cast<unsigned long long>(b) % 16 == 0;
   if constexpr (mma_pipelines(C)) {
     if (a_vec && b_vec) {
-      matmul_mma_pipelined<L, THREADS, B_NK>(acc, a, lda, a_rows_valid, b, ldb, b_cols_valid, k_extent, smem);
+      matmul_mma_pipelined<L, THREADS, B_NK>(acc, a, lda, a_rows_valid, b, ldb, b_cols_valid, k_extent, smem,
+                                             a_rows_from, accumulate);
       return;
     }
   }
@@ -68,12 +70,13 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
       const int r = i / (BK / 8), kc = i % (BK / 8) * 8;
       const long long gk = k0 + kc;
       uint4 v;
-      if (a_vec && r < a_rows_valid && gk + 8 <= k_extent) {
+      const bool row = r >= a_rows_from && r < a_rows_valid;
+      if (a_vec && row && gk + 8 <= k_extent) {
         v = *reinterpret_cast<const uint4*>(ga + r * lda + gk);
       } else {
         unsigned short e[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) e[j] = r < a_rows_valid && gk + j < k_extent ? ga[r * lda + gk + j] : 0;
+        for (int j = 0; j < 8; ++j) e[j] = row && gk + j < k_extent ? ga[r * lda + gk + j] : 0;
         v = make_uint4(e[0] | unsigned(e[1]) << 16, e[2] | unsigned(e[3]) << 16, e[4] | unsigned(e[5]) << 16,
                        e[6] | unsigned(e[7]) << 16);
       }
@@ -142,7 +145,7 @@ IRIS_DEVICE void matmul_mma(Acc (&acc)[L::kPerThread], const T* a, long long lda
     }
     __syncthreads();
   }
-  detail::hand_back<L, MT, NT>(acc, d, smem, wm, wn);  // the staging area is free again after
+  detail::hand_back<L, MT, NT>(acc, d, smem, wm, wn, accumulate);  // the staging area is free again after
 }
 
 }  // namespace iris::device::tile

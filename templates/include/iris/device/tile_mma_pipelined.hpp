@@ -52,7 +52,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void ldmatrix_x4_trans(unsigned (&r)[4], const void
 template <class L, int THREADS, bool B_NK, class Acc, class T>
 IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, long long lda, long long a_rows_valid,
                                       const T* b, long long ldb, long long b_cols_valid, long long k_extent,
-                                      unsigned char* smem) {
+                                      unsigned char* smem, long long a_rows_from = 0, bool accumulate = false) {
   constexpr int R = L::kRows, C = L::kCols, BK = kMmaPipelineBk, S = kMmaPipelineStages;
   constexpr int LDA = BK + 8;                   // A slice [R][LDA]; B_NK: B slice [C][LDA]
   constexpr int LDB = B_NK ? BK + 8 : C + 8;    // B as [K, N]: slice [BK][LDB]
@@ -63,7 +63,7 @@ IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, lon
   static_assert(WM % 16 == 0 && WN % 16 == 0, "rows and columns must be multiples of 32 and 64");
   constexpr bool kBf16 = detail::MmaOperand<T>::kBf16;
   unsigned short* ring = reinterpret_cast<unsigned short*>(smem);
-  const T* const a0 = a;
+  const T* const a0 = a + a_rows_from * lda;  // the first row read: a valid address for empty copies
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
   const int wm = warp / WARPS_N * WM, wn = warp % WARPS_N * WN;
@@ -77,7 +77,7 @@ IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, lon
     for (int i = tid; i < R * BK / 8; i += THREADS) {
       const int r = i / (BK / 8), kc = i % (BK / 8) * 8;
       const long long left = k_extent - (k0 + kc);
-      const int bytes = r < a_rows_valid && left > 0 ? static_cast<int>(left >= 8 ? 16 : left * 2) : 0;
+      const int bytes = r >= a_rows_from && r < a_rows_valid && left > 0 ? static_cast<int>(left >= 8 ? 16 : left * 2) : 0;
       detail::cp_async_16(as + r * LDA + kc, bytes ? a + r * lda + k0 + kc : a0, bytes);
     }
     if constexpr (B_NK) {
@@ -144,7 +144,7 @@ IRIS_DEVICE void matmul_mma_pipelined(Acc (&acc)[L::kPerThread], const T* a, lon
   }
   detail::cp_async_wait<0>();
   __syncthreads();
-  detail::hand_back<L, MT, NT>(acc, d, smem, wm, wn);  // the ring is free again after
+  detail::hand_back<L, MT, NT>(acc, d, smem, wm, wn, accumulate);  // the ring is free again after
 }
 
 }  // namespace iris::device::tile

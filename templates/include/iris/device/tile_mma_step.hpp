@@ -54,11 +54,11 @@ IRIS_DEVICE IRIS_FORCEINLINE void zero_fragments(float (&d)[MT][NT][4]) {
 
 // The accumulator fragments d[MT][NT] of a warp whose block is at (wm, wn) -> shared
 // memory -> the tile's slot order in acc (Layout2D, which every other tile operation
-// expects). `smem`: rows x (cols + 4) floats; every thread of the program calls it, and
-// the staging area is free again when it returns.
+// expects), added to what acc holds where `accumulate`. `smem`: rows x (cols + 4) floats;
+// every thread of the program calls it, and the staging area is free again when it returns.
 template <class L, int MT, int NT, class Acc>
 IRIS_DEVICE IRIS_FORCEINLINE void hand_back(Acc (&acc)[L::kPerThread], const float (&d)[MT][NT][4], unsigned char* smem,
-                                            int wm, int wn) {
+                                            int wm, int wn, bool accumulate = false) {
   constexpr int kStageLd = L::kCols + 4;
   const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
   float* stage = reinterpret_cast<float*>(smem);
@@ -75,7 +75,10 @@ IRIS_DEVICE IRIS_FORCEINLINE void hand_back(Acc (&acc)[L::kPerThread], const flo
   }
   __syncthreads();
 #pragma unroll
-  for (int s = 0; s < L::kPerThread; ++s) acc[s] = Acc(stage[L::row(s) * kStageLd + L::col(s)]);
+  for (int s = 0; s < L::kPerThread; ++s) {
+    const float v = stage[L::row(s) * kStageLd + L::col(s)];
+    acc[s] = accumulate ? Acc(float(acc[s]) + v) : Acc(v);
+  }
   __syncthreads();
 }
 

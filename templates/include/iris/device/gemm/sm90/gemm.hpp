@@ -70,6 +70,41 @@ IRIS_DEVICE IRIS_FORCEINLINE void grouped_tile(int tile, int tiles_m, int tiles_
   tn = in / rows;
 }
 
+// Where the producer loads a tile's rows of A from. A plain tensor map: the tile's rows,
+// in one pass over K.
+struct LocalA {
+  const TensorMap& map;
+  IRIS_DEVICE IRIS_FORCEINLINE void prefetch() const { tma_prefetch(map); }
+  template <int BM>
+  IRIS_DEVICE IRIS_FORCEINLINE int passes(int) const { return 1; }
+  IRIS_DEVICE IRIS_FORCEINLINE const TensorMap& map_of(int, int) const { return map; }
+  IRIS_DEVICE IRIS_FORCEINLINE int row_of(int m0, int) const { return m0; }
+};
+
+// gathered(A): the rows of every rank's A [rows, K] stacked by rank, read where they lie.
+// A tile whose rows lie on ranks q0 .. q1 takes one pass over K per rank, each loading
+// the tile's box from that rank's map at row m0 - q * rows: TMA fills the rows outside
+// that rank's A with zeros (before it: negative coordinates; after it: past its rows),
+// so each pass adds exactly its own rows to the accumulators. Rows past world x rows
+// read as 0. The passes of a tile must match across a cluster's programs (they share B's
+// loads): gathered GEMMs run without clusters.
+struct GatheredA {
+  const TensorMaps& maps;
+  int rows;   // A's rows on each rank (> 0 wherever there are tiles)
+  int world;
+  IRIS_DEVICE IRIS_FORCEINLINE int first(int m0) const { return m0 / rows < world - 1 ? m0 / rows : world - 1; }
+  IRIS_DEVICE IRIS_FORCEINLINE void prefetch() const {
+    for (int r = 0; r < world; ++r) tma_prefetch(maps.rank[r]);
+  }
+  template <int BM>
+  IRIS_DEVICE IRIS_FORCEINLINE int passes(int m0) const {
+    const int last = (m0 + BM - 1) / rows < world - 1 ? (m0 + BM - 1) / rows : world - 1;
+    return last > first(m0) ? last - first(m0) + 1 : 1;
+  }
+  IRIS_DEVICE IRIS_FORCEINLINE const TensorMap& map_of(int m0, int pass) const { return maps.rank[first(m0) + pass]; }
+  IRIS_DEVICE IRIS_FORCEINLINE int row_of(int m0, int pass) const { return m0 - (first(m0) + pass) * rows; }
+};
+
 // The prologue of a GEMM that has none (Gemm::run without one): no call, no fence.
 struct NoPrologue {
   IRIS_DEVICE void operator()(int, int) const {}
@@ -119,6 +154,27 @@ struct Gemm {
   template <class Prologue, class Epilogue>
   IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Prologue&& prologue, Epilogue&& epilogue) {
+    mainloop(LocalA{a}, b, M, N, K, smem_raw, prologue, epilogue);
+  }
+
+  // The same with A gathered from every rank (GatheredA; M: the stacked rows, world x
+  // a.rows). Without clusters.
+  template <class Epilogue>
+  IRIS_DEVICE static void run(const GatheredA& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+                              Epilogue&& epilogue) {
+    run(a, b, M, N, K, smem_raw, NoPrologue{}, epilogue);
+  }
+  template <class Prologue, class Epilogue>
+  IRIS_DEVICE static void run(const GatheredA& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+                              Prologue&& prologue, Epilogue&& epilogue) {
+    static_assert(!kCluster, "a gathered A runs without clusters: a tile's passes differ between programs");
+    mainloop(a, b, M, N, K, smem_raw, prologue, epilogue);
+  }
+
+ private:
+  template <class ASource, class Prologue, class Epilogue>
+  IRIS_DEVICE static void mainloop(const ASource& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+                                   Prologue& prologue, Epilogue& epilogue) {
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<u64>(smem_raw) + 1023) & ~1023ull);
     Mbarrier* full = reinterpret_cast<Mbarrier*>(smem + STAGES * kStageBytes + kConsumers * kStagingBytes);
     Mbarrier* empty = full + STAGES;
@@ -150,7 +206,7 @@ struct Gemm {
     if (warpgroup == 0) {
       setmaxnreg_dec<kProducerRegs>();
       if (threadIdx.x == 0) {
-        tma_prefetch(a);
+        a.prefetch();
         tma_prefetch(b);
         int stage = 0;
         u32 phase = 0;
@@ -163,12 +219,14 @@ struct Gemm {
               fence_proxy_async_global();
             }
           }
-          for (int kb = 0; kb < kblocks; ++kb) {
+          const int passes = a.template passes<BM>(tm * BM);
+          for (int it = 0; it < kblocks * passes; ++it) {
+            const int kb = it % kblocks, pass = it / kblocks;
             mbarrier_wait(empty[stage], phase ^ 1);
             mbarrier_arrive_expect_tx(full[stage], kStageBytes);
             unsigned char* sa = smem + stage * kStageBytes;
             unsigned char* sb = sa + kABytes;
-            tma_load_2d(sa, a, full[stage], kb * BK, tm * BM);
+            tma_load_2d(sa, a.map_of(tm * BM, pass), full[stage], kb * BK, a.row_of(tm * BM, pass));
             if constexpr (BL == gemm::BLayout::kn) {
               // B's 64-column boxes, this program's share of them multicast.
               constexpr int kBoxes = BN / 64 / CLUSTER;
@@ -217,7 +275,8 @@ struct Gemm {
         int tm, tn;
         tile_of(tile, tm, tn);
         int held = -1;  // the slot the wgmma group in flight reads
-        for (int kb = 0; kb < kblocks; ++kb) {
+        const int steps = kblocks * a.template passes<BM>(tm * BM);
+        for (int kb = 0; kb < steps; ++kb) {
           mbarrier_wait(full[stage], phase);
           const unsigned char* sa = smem + stage * kStageBytes + consumer * 64 * 128;
           const unsigned char* sb = smem + stage * kStageBytes + kABytes;
@@ -255,6 +314,7 @@ struct Gemm {
     if constexpr (kCluster) cluster_sync();
   }
 
+ public:
   // In the epilogue: the calling consumer's 64 rows of a tile, converted to U (16-bit),
   // to c (the tile's origin, rows ldc elements apart), rows >= rows_valid and columns >=
   // cols_valid left alone. The values pass through this consumer's staging buffer

@@ -7,12 +7,19 @@
 // (iris::TensorMap, cuTensorMapEncodeTiled) with the boxes of gemm/shapes.hpp.
 #pragma once
 
+#include "../../context.hpp"
 #include "barrier.hpp"
 
 namespace iris::device {
 
 struct alignas(64) TensorMap {
   u64 opaque[16];
+};
+
+// One operand's tensor map on every rank (gathered(A)): rank[r] reads rank r's tensor,
+// at its address in this process. Slots from the job's world on are unused.
+struct alignas(64) TensorMaps {
+  TensorMap rank[kMaxRanks];
 };
 
 }  // namespace iris::device
