@@ -1,4 +1,6 @@
-// 14_all_gather_gemm: C = [A_0; A_1; ...] B: every rank pushes its rows of A to every rank, and the GEMM takes each tile once its rows are in.
+// 14_all_gather_gemm: C = [A_0; A_1; ...] B, in Iris's two fused forms: push (every rank
+// pushes its rows of A to every rank, and the GEMM takes each tile once its rows are in)
+// and pull (the GEMM reads every rank's rows where they lie).
 // Built on the standard library (see ../common/ops_sample.hpp and README.md).
 #include "ops_sample.hpp"
 
@@ -8,10 +10,11 @@ using namespace iris::samples;
 int main(int argc, char** argv) {
   return library_sample_main(argc, argv,
                              {.name = "14_all_gather_gemm",
-                              .summary = "C = [A_0; A_1; ...] B: every rank pushes its rows of A to every rank; the GEMM waits per tile for its rows",
+                              .summary = "C = [A_0; A_1; ...] B: push (each rank's rows stored into every rank, the GEMM waiting per tile) and pull (the GEMM reading every rank's rows in place)",
                               .op = LibraryOp::all_gather_matmul,
                               .dtype = DType::bf16,
                               .options = {.schedule = ops::Schedule::fused},
                               .algorithm = ccl::Algorithm::automatic,
-                              .label = "iris push"});
+                              .label = "iris push",
+                              .also = {{"iris pull", {.schedule = ops::Schedule::fused_pull}}}});
 }

@@ -46,6 +46,7 @@ void gemm_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
     }
   }
   variants.push_back({"iris", [&] { op.run_iris(s.options); }, s.label});
+  for (const auto& [label, options] : s.also) variants.push_back({"iris", [&op, &options] { op.run_iris(options); }, label});
   Measure m;
   m.reference = "baseline";
   m.reset = [&] { op.zero_c(); };

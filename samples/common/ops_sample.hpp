@@ -6,6 +6,8 @@
 #pragma once
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "gemm_op.hpp"
 #include "iris/ccl.hpp"
@@ -22,6 +24,8 @@ struct LibrarySample {
   ops::Options options = {};            // the GEMM ops
   ccl::Algorithm algorithm = ccl::Algorithm::automatic;  // all_reduce
   const char* label = "iris";           // the name of the iris line in the results
+  // Further forms of the GEMM op, each run, validated and printed under its label.
+  std::vector<std::pair<const char*, ops::Options>> also = {};
 };
 
 // Parses argv (sample_main's options, plus --m --n --k --check for the GEMM ops), runs
