@@ -105,6 +105,11 @@ struct GatheredA {
   IRIS_DEVICE IRIS_FORCEINLINE int row_of(int m0, int pass) const { return m0 - (first(m0) + pass) * rows; }
 };
 
+template <class A>
+inline constexpr bool kGatheredA = false;
+template <>
+inline constexpr bool kGatheredA<GatheredA> = true;
+
 // The prologue of a GEMM that has none (Gemm::run without one): no call, no fence.
 struct NoPrologue {
   IRIS_DEVICE void operator()(int, int) const {}
@@ -134,15 +139,16 @@ struct Gemm {
 
   IRIS_HOST_DEVICE static constexpr int tiles(int M, int N) { return ((M + BM - 1) / BM) * ((N + BN - 1) / BN); }
 
-  // Every thread of the program calls it. `smem`: the start of the kernel's dynamic
-  // shared memory, kSharedBytes long.
+  // Every thread of the program calls it. `a`: A's tensor map, or GatheredA (every
+  // rank's A; M is then the stacked rows, world x a.rows; no clusters). `smem`: the start
+  // of the kernel's dynamic shared memory, kSharedBytes long.
   // epilogue(acc, m0, n0) runs on each consumer thread once per tile, with the tile's
   // origin; acc[s] belongs at (m0 + Acc::row(s), n0 + Acc::col(s)); m0 may be >= M (the
   // idle half of a cluster on an odd number of tile rows: mask by rows). With
   // CLUSTER = 2 the kernel is launched in clusters of 2 along x (__cluster_dims__), and
   // the grid is a multiple of 2.
-  template <class Epilogue>
-  IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+  template <class A, class Epilogue>
+  IRIS_DEVICE static void run(const A& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Epilogue&& epilogue) {
     run(a, b, M, N, K, smem_raw, NoPrologue{}, epilogue);
   }
@@ -151,24 +157,15 @@ struct Gemm {
   // tile (m0, n0)'s slices: it may wait (for flags saying the tile's rows of A have
   // arrived from other ranks). What it acquired is then ordered before the TMA loads
   // (async proxy) by a proxy fence.
-  template <class Prologue, class Epilogue>
-  IRIS_DEVICE static void run(const TensorMap& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+  template <class A, class Prologue, class Epilogue>
+  IRIS_DEVICE static void run(const A& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Prologue&& prologue, Epilogue&& epilogue) {
-    mainloop(LocalA{a}, b, M, N, K, smem_raw, prologue, epilogue);
-  }
-
-  // The same with A gathered from every rank (GatheredA; M: the stacked rows, world x
-  // a.rows). Without clusters.
-  template <class Epilogue>
-  IRIS_DEVICE static void run(const GatheredA& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
-                              Epilogue&& epilogue) {
-    run(a, b, M, N, K, smem_raw, NoPrologue{}, epilogue);
-  }
-  template <class Prologue, class Epilogue>
-  IRIS_DEVICE static void run(const GatheredA& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
-                              Prologue&& prologue, Epilogue&& epilogue) {
-    static_assert(!kCluster, "a gathered A runs without clusters: a tile's passes differ between programs");
-    mainloop(a, b, M, N, K, smem_raw, prologue, epilogue);
+    if constexpr (kGatheredA<A>) {
+      static_assert(!kCluster, "a gathered A runs without clusters: a tile's passes differ between programs");
+      mainloop(a, b, M, N, K, smem_raw, prologue, epilogue);
+    } else {
+      mainloop(LocalA{a}, b, M, N, K, smem_raw, prologue, epilogue);
+    }
   }
 
  private:
@@ -276,7 +273,7 @@ struct Gemm {
         tile_of(tile, tm, tn);
         int held = -1;  // the slot the wgmma group in flight reads
         const int steps = kblocks * a.template passes<BM>(tm * BM);
-        for (int kb = 0; kb < steps; ++kb) {
+        for (int it = 0; it < steps; ++it) {  // every pass's slices of K
           mbarrier_wait(full[stage], phase);
           const unsigned char* sa = smem + stage * kStageBytes + consumer * 64 * 128;
           const unsigned char* sb = smem + stage * kStageBytes + kABytes;
@@ -285,7 +282,7 @@ struct Gemm {
           for (int kk = 0; kk < BK / 16; ++kk) {
             const u64 da = smem_desc(sa + kk * 32, 16, 1024);
             const u64 db = kTransB ? smem_desc(sb + kk * 16 * 128, BK * 128, 1024) : smem_desc(sb + kk * 32, 16, 1024);
-            Mma::template mma<kTransB>(acc, da, db, (kb | kk) != 0);
+            Mma::template mma<kTransB>(acc, da, db, (it | kk) != 0);
           }
           wgmma_commit();
           wgmma_wait<1>();
