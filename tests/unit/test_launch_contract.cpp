@@ -234,7 +234,18 @@ TEST(LaunchContract, CorruptTensorMapsAreErrors) {
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":2,"role":"a","box":[128,64]})"),
                     "outside [0, 1]");
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":64,"index":0,"role":"a","box":[128,64]})"),
-                    "tensor maps are 128 bytes");
+                    "tensor maps of role a are 128 bytes");
+  // A gathered A: one map per rank in one argument, of a symmetric tensor.
+  const std::string sym = R"({"name":"A","kind":"tensor","dtype":"bf16","symmetric":true,"dims":[["size",0],["size",1]]})";
+  const std::string gathered = R"({"kind":"tensor_map","bytes":1024,"index":0,"role":"a_gathered","box":[128,64]})";
+  {
+    const c::Module m = c::read(with_map(sym, gathered));
+    EXPECT_EQ(m.kernels[0].args.back().role, c::MapRole::a_gathered);
+    EXPECT_EQ(m.kernels[0].args.back().bytes, 1024);
+  }
+  expect_read_error(with_map(sym, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"a_gathered","box":[128,64]})"),
+                    "tensor maps of role a_gathered are 1024 bytes");
+  expect_read_error(with_map(a, gathered), "parameter 'A' is gathered but not symmetric");
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"c","box":[128,64]})"),
                     "unknown role 'c'");
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"a"})"), "missing \"box\"");
