@@ -403,8 +403,7 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
   }
   // gathered(A)[m, :]: every rank's A stacked by rank, read where it lies.
   const ast::Expr* outer = e.args[0].get();
-  const bool gathered = outer->kind == ast::ExprKind::Call && outer->name == "gathered" &&
-                        !functions_.count(outer->name);
+  const bool gathered = outer->kind == ast::ExprKind::Call && outer->name == "gathered";  // no fn takes the name
   if (gathered) {
     if (outer->args.size() != 1 || !outer->named.empty() || outer->args[0]->kind != ast::ExprKind::Name) {
       diags_.emit(DiagnosticKind::GatheredNeedsSymmetric2D, outer->range, {"give it one tensor name: gathered(A)"});
