@@ -76,15 +76,19 @@ void GpuKernelPrinter::print() {
                 ", " + std::to_string(k_.gemm.group_m) + ", iris::device::gemm::BLayout::" + layout + ", " +
                 std::to_string(k_.gemm.cluster) + ">;");
   }
+  // Beside a role running the GEMM template, the other roles run on the first
+  // others_threads threads of their programs: their layouts are over those.
+  const int others = gemm_ && gemm_->role >= 0 ? k_.gemm.others_threads : 0;
+  const int spread = others ? others : threads_;
   for (const Layout& l : k_.layouts) {
     if (l.accumulator) {
       line(1, "using " + layout2d(l.rows, l.cols) + " = iris_gemm::Acc;");
     } else if (l.rows) {
       line(1, "using " + layout2d(l.rows, l.cols) + " = iris::device::tile::Layout2D<" + std::to_string(l.rows) + ", " +
-                  std::to_string(l.cols) + ", " + std::to_string(threads_) + ">;");
+                  std::to_string(l.cols) + ", " + std::to_string(spread) + ">;");
     } else {
       line(1, "using L" + std::to_string(l.cols) + " = iris::device::tile::Layout<" + std::to_string(l.cols) + ", " +
-                  std::to_string(threads_) + ", " + std::to_string(l.vec) + ">;");
+                  std::to_string(spread) + ", " + std::to_string(l.vec) + ">;");
     }
   }
   line(1, shared_qualifier() + " unsigned long long iris_bcast;");
@@ -114,7 +118,13 @@ void GpuKernelPrinter::print() {
       line(1, "if ((long long)" + block_index() + " >= iris_first && (long long)" + block_index() + " < iris_first + " + n + ") {");
       line(2, "const long long iris_program = " + block_index() + " - iris_first, iris_programs = " + n + ";");
       line(2, "(void)iris_program; (void)iris_programs;");
+      if (others && s->role != gemm_->role) {
+        // Exited threads count as arrived at every later barrier of the program.
+        line(2, "if (" + thread_index() + " >= " + std::to_string(others) + ") return;");
+        threads_ = others;
+      }
       stmts(s->body, 2);
+      threads_ = k_.block_threads;
       line(1, "}");
       line(1, "iris_first += " + n + ";");
     }

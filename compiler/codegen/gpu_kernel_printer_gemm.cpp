@@ -30,8 +30,10 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
                             ? "iris::device::sm90::GatheredA{iris_a_maps, (int)" +
                                   scalar(*k_.params[static_cast<std::size_t>(gemm_->a)].dims[0], depth) + ", ctx.world}"
                             : std::string("iris_a_map");
-  const std::string run = "iris_gemm::run(" + a + ", iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
-                          ", iris_dynamic_smem, ";
+  // In a role the template walks the tiles over that role's programs.
+  std::string run = "iris_gemm::run(" + a + ", iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
+                    ", iris_dynamic_smem, ";
+  if (gemm_->role >= 0) run += "iris::device::sm90::Programs{(int)iris_program, (int)iris_programs}, ";
   const std::string epilogue = "[&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {";
   if (gemm_->prologue) {
     // The statements before the product, on the producer's thread alone (see gemm_loop.hpp).
@@ -42,7 +44,7 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
     in_prologue_ = false;
     line(depth, "}, " + epilogue);
   } else {
-    line(depth, run + epilogue);
+    line(depth, run + (gemm_->role >= 0 ? "iris::device::sm90::NoPrologue{}, " : "") + epilogue);
   }
   ranges();
   if (s.var_t >= 0) {

@@ -43,6 +43,8 @@ bool decide(Kernel& k, const Target& target) {
   if (!target.wgmma || !target.tma) return false;
   GemmLoop g;
   if (!match_gemm_loop(k, &g).empty() || g.bm > 256 || g.bn > 256) return false;
+  // The other roles keep what choose-launch gave them, so it must have run.
+  if (g.role >= 0 && !k.layouts_chosen) return false;
   gemm::Sm90Shape shape{static_cast<int>(g.bm), static_cast<int>(g.bn), 64, 2, kGroupM};
   if (!gemm::sm90_shape_ok(shape)) return false;
   const std::int64_t budget = target.max_shared_bytes - kStaticSharedReserve;
@@ -55,21 +57,33 @@ bool decide(Kernel& k, const Target& target) {
   // one tile row: the second program would idle. Not for a gathered A either: a tile
   // whose rows span ranks takes a pass over K per rank, and the two programs of a
   // cluster must load B's slices in step.
+  // Nor in a role: a cluster's two programs would have to be the same role's.
   const bool one_row = g.loop->hi->kind == ValueKind::Const && g.loop->hi->int_value <= g.bm;
-  shape.cluster_m = g.bm == 128 && !one_row && !g.a_gathered ? 2 : 1;
+  shape.cluster_m = g.bm == 128 && !one_row && !g.a_gathered && g.role < 0 ? 2 : 1;
   if (!gemm::sm90_shape_ok(shape)) shape.cluster_m = 1;
 
   mutate(k.body, [&](ValuePtr& v) {
     if (v.get() == g.matmul) v->matmul = MatmulLowering::wgmma_ws;
   });
   k.gemm = {shape.stages, shape.group_m, shape.cluster_m};
+  // The other roles keep the threads and layouts choose_launch gave them; the GEMM's
+  // only tiles are the accumulator's (gemm_loop.hpp's shape).
+  std::vector<Layout> layouts;
+  if (g.role >= 0) {
+    k.gemm.role = g.role;
+    k.gemm.others_threads = k.block_threads;
+    for (const Layout& l : k.layouts) {
+      if (l.rows != g.bm || l.cols != g.bn) layouts.push_back(l);
+    }
+  }
+  layouts.push_back(Layout{g.bm, g.bn, 1, true});
+  k.layouts = std::move(layouts);
+  k.layouts_chosen = true;
   k.block_threads = gemm::sm90_threads(shape);
   k.min_blocks_per_sm = 1;
   k.dynamic_shared_bytes = gemm::sm90_shared_bytes(shape);
   k.uses_mma = false;
-  // The kernel's only tiles are the accumulator's (gemm_loop.hpp's shape).
-  k.layouts = {Layout{g.bm, g.bn, 1, true}};
-  k.layouts_chosen = true;
+  if (g.role >= 0) return true;  // the roles' program counts are the grid
   const SourceRange r = k.range;
   auto sms = int_value(ValueKind::BuiltinRef, 0, r);
   sms->builtin = Builtin::sms;

@@ -142,21 +142,27 @@ std::string check_prologue(const std::vector<StmtPtr>& body, std::size_t end, in
   return why;
 }
 
-}  // namespace
+// "" where `s` is a scalar let computing no tile (what may precede `what`), else why not.
+std::string scalar_let(const Stmt& s, const char* what) {
+  if (s.kind != StmtKind::Let || !s.value || !s.value->type.is_scalar()) {
+    return std::string("the statements before ") + what + " are not scalar lets";
+  }
+  if (any_value(*s.value, [](const Value& v) { return v.type.is_tile(); })) {
+    return std::string("a let before ") + what + " computes a tile";
+  }
+  return {};
+}
 
-std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
-  if (!k.roles.empty()) return "the kernel has roles";
+// The GEMM of `body`: scalar lets, then one tiles loop of the shape above.
+std::string match_body(const Kernel& k, const std::vector<StmtPtr>& body, GemmLoop& out) {
   const Stmt* loop = nullptr;
-  for (const StmtPtr& s : k.body) {
+  for (const StmtPtr& s : body) {
     if (loop) return "statements follow the tiles loop";
     if (s->kind == StmtKind::ForTiles) {
       loop = s.get();
       continue;
     }
-    if (s->kind != StmtKind::Let || !s->value || !s->value->type.is_scalar()) {
-      return "the kernel body is not scalar lets followed by one tiles loop";
-    }
-    if (any_value(*s->value, [](const Value& v) { return v.type.is_tile(); })) return "a let before the loop computes a tile";
+    if (std::string why = scalar_let(*s, "the loop"); !why.empty()) return why;
   }
   if (!loop) return "the kernel has no tiles loop";
   if (loop->body.empty()) return "the tiles loop is empty";
@@ -211,6 +217,60 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
     return "B is not B[:, n] or Bt[n, :] of the loop's column range";
   }
   if (std::string why = EpilogueCheck(g.bm, g.bn).stmts(loop->body, at + 1); !why.empty()) return why;
+  out = g;
+  return {};
+}
+
+
+// A kernel of roles runs the GEMM in the first role whose body has the shape; outside
+// the roles only scalar lets. The other roles' programs run on the template's thread
+// count too (they run their code on the first threads of it: GpuKernelPrinter), with
+// the layouts choose_launch gave their tiles: none of them may have the accumulator's
+// shape, whose layout is the template's, nor a matmul, whose shared memory would be the
+// template's ring.
+std::string match_roles(const Kernel& k, GemmLoop& g) {
+  const auto role_name = [&](const Stmt& s) { return "role '" + k.roles[static_cast<std::size_t>(s.role)].name + "'"; };
+  std::string why_not;
+  for (const StmtPtr& s : k.body) {
+    if (s->kind != StmtKind::Role) {
+      if (std::string why = scalar_let(*s, "the roles"); !why.empty()) return why;
+      continue;
+    }
+    if (g.role >= 0) continue;
+    GemmLoop r;
+    if (std::string why = match_body(k, s->body, r); why.empty()) {
+      g = r;
+      g.role = s->role;
+    } else if (why_not.empty() && any_value(s->body, [](const Value& v) { return v.kind == ValueKind::Matmul; })) {
+      why_not = role_name(*s) + ": " + why;
+    }
+  }
+  if (g.role < 0) return why_not.empty() ? "no role has a matmul" : why_not;
+  for (const StmtPtr& s : k.body) {
+    if (s->kind != StmtKind::Role || s->role == g.role) continue;
+    const auto accumulator_shaped = [&](std::int64_t rows, std::int64_t cols) { return rows == g.bm && cols == g.bn; };
+    std::string why;
+    walk(
+        s->body,
+        [&](const Stmt& st) {
+          if (why.empty() && accumulator_shaped(st.view.rows, st.view.size)) why = "has a view of the GEMM's tile shape";
+        },
+        [&](const Value& v) {
+          if (!why.empty()) return;
+          if (v.kind == ValueKind::Matmul) why = "has a matmul too";
+          else if (v.type.is_tile() && accumulator_shaped(v.type.rows, v.type.size)) why = "has a tile of the GEMM's tile shape";
+          else if (accumulator_shaped(v.view.rows, v.view.size)) why = "has a view of the GEMM's tile shape";
+        });
+    if (!why.empty()) return role_name(*s) + " " + why + " (another role runs the GEMM)";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
+  GemmLoop g;
+  if (std::string why = k.roles.empty() ? match_body(k, k.body, g) : match_roles(k, g); !why.empty()) return why;
   if (out) *out = g;
   return {};
 }

@@ -28,6 +28,11 @@
 //     statements (their results unused): those need the whole program, or a broadcast.
 //     Scalar stores, signals and atomic statements are fine: they synchronize the
 //     consumer threads alone (see GpuKernelPrinter).
+//
+// A kernel of roles fits when one role's body has that shape (the first such role runs
+// the template, over its own programs) and the kernel's statements outside the roles are
+// scalar lets. The other roles run on the first threads of each of their programs, with
+// layouts of their own: they may not have a matmul, nor a tile of the GEMM's tile shape.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +52,7 @@ struct GemmLoop {
   bool a_gathered = false;        // A is gathered(A)[m, :]: every rank's A, read where it lies
   ScalarType elem = ScalarType::bf16;  // the operands' type
   std::int64_t bm = 0, bn = 0;    // the tile
+  int role = -1;                  // the role running the GEMM (Stmt::role), -1: no roles
 };
 
 // Whether kernel `k` has the shape above: "" with *out filled (when not null), or why

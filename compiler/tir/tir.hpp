@@ -206,6 +206,10 @@ struct GemmMainloop {
   int stages = 0;   // depth of the shared-memory ring of A and B slices
   int group_m = 0;  // tile rows walked together (grouped order, for L2 reuse)
   int cluster = 1;  // programs per cluster along M, sharing B's slices by TMA multicast
+  // With roles (gemm_loop.hpp): the role that runs the template, and the threads the
+  // other roles run on, the first of each program (their layouts are over these).
+  int role = -1;
+  int others_threads = 0;
   bool operator==(const GemmMainloop&) const = default;
 };
 

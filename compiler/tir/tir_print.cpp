@@ -222,6 +222,10 @@ std::string print(const Module& module) {
     if (k.gemm.stages) {
       launch += ", gemm stages " + std::to_string(k.gemm.stages) + " group_m " + std::to_string(k.gemm.group_m) +
                 " cluster " + std::to_string(k.gemm.cluster);
+      if (k.gemm.role >= 0 && k.gemm.role < static_cast<int>(k.roles.size())) {
+        launch += " role " + k.roles[static_cast<std::size_t>(k.gemm.role)].name + " others " +
+                  std::to_string(k.gemm.others_threads);
+      }
     }
     if (k.layouts_chosen) {
       launch += ", layouts";

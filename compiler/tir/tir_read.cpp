@@ -109,6 +109,7 @@ class Reader : private detail::Scanner {
     sizes_known_.clear();
     size_refs_.clear();
     roles_.clear();
+    gemm_role_.clear();
     k.name = ident("a kernel name");
     expect("(");
     if (!eat(")")) {
@@ -145,6 +146,12 @@ class Reader : private detail::Scanner {
     expect("{");
     if (eat_word("launch")) launch(k);
     body(k.body, /*eaten_open=*/true);
+    if (!gemm_role_.empty()) {
+      for (std::size_t r = 0; r < k.roles.size(); ++r) {
+        if (k.roles[r].name == gemm_role_) k.gemm.role = static_cast<int>(r);
+      }
+      if (k.gemm.role < 0) fail_at(gemm_role_at_, "the kernel has no role '" + gemm_role_ + "'");
+    }
     // Size symbols: the sizes(...) clause, else the order of first use.
     k.size_symbols = have_clause ? clause : sizes_seen_;
     std::map<std::string, int> index;
@@ -211,6 +218,12 @@ class Reader : private detail::Scanner {
         k.gemm.group_m = static_cast<int>(integer_in("a tile-row group", 1, 1 << 20));
         expect_word("cluster");
         k.gemm.cluster = static_cast<int>(integer_in("a cluster size", 1, 8));
+        if (eat_word("role")) {  // resolved once the body has defined the roles
+          gemm_role_at_ = here();
+          gemm_role_ = ident_here("a role name");
+          expect_word("others");
+          k.gemm.others_threads = static_cast<int>(integer_in("a thread count", 1, 1024));
+        }
       } else if (eat_word("layouts")) {
         item = "layouts";
         k.layouts_chosen = true;
@@ -632,6 +645,8 @@ class Reader : private detail::Scanner {
   std::set<std::string> sizes_known_;
   std::map<std::string, int> params_;
   std::set<std::string> roles_;
+  std::string gemm_role_;  // the launch line's `gemm ... role NAME`
+  std::size_t gemm_role_at_ = 0;
   std::vector<std::string> sizes_seen_;  // size symbols in order of first use
   std::vector<SizeUse> size_refs_;       // resolved at the kernel's end
 };

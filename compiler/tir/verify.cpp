@@ -112,8 +112,27 @@ class Verifier {
         k_.dynamic_shared_bytes != iris::device::gemm::sm90_shared_bytes(shape)) {
       return fail("a GEMM kernel whose threads, blocks/sm or dynamic shared memory are not the template's");
     }
-    if (k_.layouts.size() != 1 || !(k_.layouts[0] == Layout{g.bm, g.bn, 1, true})) {
-      fail("a GEMM kernel whose only layout is not the accumulator's");
+    if (k_.gemm.role != g.role) return fail("a GEMM decision naming another role than the one that runs it");
+    if (g.role >= 0) {
+      // The other roles run on the first others_threads threads: at most the template's
+      // consumers, a whole number of warps.
+      const int t = k_.gemm.others_threads;
+      if (k_.gemm.cluster != 1) return fail("a GEMM role in clusters");
+      if (t < 32 || t % 32 != 0 || t > k_.block_threads) {
+        return fail("the other roles of a GEMM kernel run on " + std::to_string(t) + " threads");
+      }
+    } else if (k_.gemm.others_threads) {
+      return fail("threads of other roles in a GEMM kernel without roles");
+    }
+    const Layout acc{g.bm, g.bn, 1, true};
+    const bool one_acc = std::count_if(k_.layouts.begin(), k_.layouts.end(), [](const Layout& l) { return l.accumulator; }) == 1;
+    if (!one_acc || std::find(k_.layouts.begin(), k_.layouts.end(), acc) == k_.layouts.end() ||
+        (g.role < 0 && k_.layouts.size() != 1)) {
+      fail(g.role < 0 ? "a GEMM kernel whose only layout is not the accumulator's"
+                      : "a GEMM kernel whose one accumulator layout is not the GEMM's");
+    }
+    for (const Layout& l : k_.layouts) {
+      if (!l.accumulator && l.rows == g.bm && l.cols == g.bn) fail("a GEMM kernel with a second layout of the GEMM's tile");
     }
   }
 

@@ -119,6 +119,17 @@ inline constexpr bool kNoPrologue = false;
 template <>
 inline constexpr bool kNoPrologue<NoPrologue> = true;
 
+// The programs that walk a GEMM's tiles: every program of the grid, or the programs of
+// one role of a kernel whose other programs do other work. `program` is this one's
+// number among `count`; with clusters both are multiples of the cluster's programs.
+struct Programs {
+  int program;
+  int count;
+  IRIS_DEVICE IRIS_FORCEINLINE static Programs grid() {
+    return {static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)};
+  }
+};
+
 template <class T, int BM, int BN, int STAGES, int GROUP_M, gemm::BLayout BL, int CLUSTER = 1>
 struct Gemm {
   static constexpr gemm::Sm90Shape kShape{BM, BN, 64, STAGES, GROUP_M, CLUSTER};
@@ -160,18 +171,25 @@ struct Gemm {
   template <class A, class Prologue, class Epilogue>
   IRIS_DEVICE static void run(const A& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
                               Prologue&& prologue, Epilogue&& epilogue) {
+    run(a, b, M, N, K, smem_raw, Programs::grid(), prologue, epilogue);
+  }
+
+  // The same on `programs` (a role's) rather than the whole grid.
+  template <class A, class Prologue, class Epilogue>
+  IRIS_DEVICE static void run(const A& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
+                              Programs programs, Prologue&& prologue, Epilogue&& epilogue) {
     if constexpr (kGatheredA<A>) {
       static_assert(!kCluster, "a gathered A runs without clusters: a tile's passes differ between programs");
-      mainloop(a, b, M, N, K, smem_raw, prologue, epilogue);
+      mainloop(a, b, M, N, K, smem_raw, programs, prologue, epilogue);
     } else {
-      mainloop(LocalA{a}, b, M, N, K, smem_raw, prologue, epilogue);
+      mainloop(LocalA{a}, b, M, N, K, smem_raw, programs, prologue, epilogue);
     }
   }
 
  private:
   template <class ASource, class Prologue, class Epilogue>
   IRIS_DEVICE static void mainloop(const ASource& a, const TensorMap& b, int M, int N, int K, unsigned char* smem_raw,
-                                   Prologue& prologue, Epilogue& epilogue) {
+                                   Programs programs, Prologue& prologue, Epilogue& epilogue) {
     unsigned char* smem = reinterpret_cast<unsigned char*>((reinterpret_cast<u64>(smem_raw) + 1023) & ~1023ull);
     Mbarrier* full = reinterpret_cast<Mbarrier*>(smem + STAGES * kStageBytes + kConsumers * kStagingBytes);
     Mbarrier* empty = full + STAGES;
@@ -191,7 +209,7 @@ struct Gemm {
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     // The cluster walks tiles of CLUSTER x 1 program tiles; program `cta` takes row cta.
     const int ctiles_m = (tiles_m + CLUSTER - 1) / CLUSTER, n_tiles = ctiles_m * tiles_n;
-    const int first = static_cast<int>(blockIdx.x) / CLUSTER, step = static_cast<int>(gridDim.x) / CLUSTER;
+    const int first = programs.program / CLUSTER, step = programs.count / CLUSTER;
     const int kblocks = (K + BK - 1) / BK;
     // The tile (tm, tn) of the cluster's step `tile`: program `cta` takes row cta of it.
     const auto tile_of = [&](int tile, int& tm, int& tn) {
