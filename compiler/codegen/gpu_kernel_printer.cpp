@@ -125,6 +125,13 @@ void GpuKernelPrinter::print() {
       }
       stmts(s->body, 2);
       threads_ = k_.block_threads;
+      if (gemm_ && s->role == gemm_->role) {
+        // The template leaves its warpgroups with different register budgets (setmaxnreg):
+        // code after it, reachable from there, would be held to the producer's 40
+        // registers and spill. Nothing after a role concerns its programs.
+        trace_line(2, thread_index() + " == 0", "program_end", kernel_line, "-1", "0");
+        line(2, "return;");
+      }
       line(1, "}");
       line(1, "iris_first += " + n + ";");
     }

@@ -19,6 +19,7 @@ const char* name(Schedule s) {
     case Schedule::producer_consumer: return "producer_consumer";
     case Schedule::fused: return "fused";
     case Schedule::fused_pull: return "fused_pull";
+    case Schedule::specialized: return "specialized";
   }
   return "?";
 }
@@ -216,6 +217,27 @@ void all_gather_matmul_pull(Context& ctx, const Gemm& g, const Options& o) {
   ctx.device_barrier(s);
 }
 
+// matmul_all_scatter's workgroup-specialized form (dsl/ops/matmul_all_scatter.iris's
+// matmul_all_scatter_roles): the GEMM's programs store each tile into this rank's C and
+// flag it; the scatter programs copy the flagged tiles into the peers' C.
+void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& o) {
+  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", gemm_defines(g, o),
+                          gemm_target(ctx, g, g.a));
+  const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
+  void* flags = library::tile_flags(ctx, in, static_cast<std::size_t>(tiles));
+  // Peers store into this rank's C: not before every rank is done with its C of the
+  // last call. The kernel ends once every rank's copies are in (its last scatter
+  // program waits for every rank's).
+  Stream s = stream_of(ctx, o);
+  ctx.device_barrier(s);
+  in.program.launch(in.kernel,
+                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                     buffer(g.c, g.dtype, {g.m, g.n * ctx.world()}),
+                     Arg::heap_buffer(flags, DType::u64, Shape{tiles}, static_cast<std::size_t>(tiles) * 8),
+                     state_arg(in), sync_arg(ctx, in)},
+                    s);
+}
+
 }  // namespace
 
 namespace detail {
@@ -244,10 +266,11 @@ Gemm check(const char* what, DType dt, DType c_dt, bool f32_c, const Shape& a, c
 }
 
 void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
-  schedule_of("matmul_all_scatter", asked.schedule, {Schedule::fused});
+  const Schedule sc = schedule_of("matmul_all_scatter", asked.schedule, {Schedule::fused, Schedule::specialized});
   const Options o = with_tile("matmul_all_scatter", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
+  if (sc == Schedule::specialized) return matmul_all_scatter_specialized(ctx, g, o);
   Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o),
                           gemm_target(ctx, g, g.a));
   // Peers store into this rank's C: not before every rank is done with its C of the

@@ -119,17 +119,19 @@ void every_op(Context& ctx) {
   const std::int64_t m = kRowsPerRank * w;
   auto A1 = make<T>(ctx, m, kK, [&](auto i, auto k) { return a_val(0, i, k, 2); });
   auto B1 = make<T>(ctx, kK, kN, [&](auto k, auto j) { return b_val(r, k, j, 2); });
-  auto C1 = ctx.zeros<T>(Shape{m, kN * w});
-  ops::matmul_all_scatter(ctx, A1, B1, C1);
-  ctx.synchronize();
   const auto exact = [&](int q, std::int64_t i, std::int64_t j) {
     double s = 0;
     for (std::int64_t k = 0; k < kK; ++k) s += a_val(0, i, k, 2) * b_val(q, k, j, 2);
     return s;
   };
-  expect_near(C1, [&](auto i, auto j) { return exact(static_cast<int>(j / kN), i, j % kN); },
-              [&](auto i, auto j) { return eps<T>() * std::abs(exact(static_cast<int>(j / kN), i, j % kN)) + 1e-9; },
-              "matmul_all_scatter");
+  for (auto s : {S::fused, S::specialized}) {
+    auto C1 = ctx.zeros<T>(Shape{m, kN * w});
+    ops::matmul_all_scatter(ctx, A1, B1, C1, {.schedule = s});
+    ctx.synchronize();
+    expect_near(C1, [&](auto i, auto j) { return exact(static_cast<int>(j / kN), i, j % kN); },
+                [&](auto i, auto j) { return eps<T>() * std::abs(exact(static_cast<int>(j / kN), i, j % kN)) + 1e-9; },
+                std::string("matmul_all_scatter ") + ops::name(s));
+  }
 
   // all_gather_matmul: rows q * M.. of C are rank q's A_q times this rank's B.
   auto A2 = make<T>(ctx, kRowsPerRank, kK, [&](auto i, auto k) { return a_val(r, i, k, 3); });
@@ -268,12 +270,14 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
                    },
                    Shape{kQRows, nn}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
   }
-  out.push_back({"matmul_all_scatter",
-                 [&in](Context& c, int call, QueuedC& C) {
-                   ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], *C.bf16);
-                 },
-                 Shape{m, nn * w},
-                 [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
+  for (auto s : {S::fused, S::specialized}) {
+    out.push_back({s == S::fused ? "matmul_all_scatter" : "matmul_all_scatter specialized",
+                   [&in, s](Context& c, int call, QueuedC& C) {
+                     ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], *C.bf16, {.schedule = s});
+                   },
+                   Shape{m, nn * w},
+                   [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
+  }
   for (auto s : {S::unfused, S::fused, S::fused_pull}) {
     out.push_back({s == S::fused        ? "all_gather_matmul fused (push)"
                    : s == S::fused_pull ? "all_gather_matmul fused (pull)"
@@ -408,11 +412,14 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       auto B1 = make<bfloat16>(ctx, kBigK, n, [&](auto k, auto j) { return b_val(r, k, j, 6); });
       auto A1 = make<bfloat16>(ctx, kM, kBigK, [&](auto i, auto k) { return a_val(0, i, k, 6); });
       auto C = ctx.zeros<bfloat16>(Shape{kM, n * w});
-      ops::matmul_all_scatter(ctx, A1, B1, C);
-      ctx.synchronize();
       const auto one = [&](auto i, auto j) { return dot(0, i, static_cast<int>(j / n), j % n, 6, kBigK); };
-      check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); }, "matmul_all_scatter of 256 MiB");
-      ctx.barrier();
+      for (auto s : {S::fused, S::specialized}) {
+        ops::matmul_all_scatter(ctx, A1, B1, C, {.schedule = s});
+        ctx.synchronize();
+        check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); },
+              std::string("matmul_all_scatter of 256 MiB, ") + ops::name(s));
+        ctx.barrier();
+      }
     }
     {
       const std::int64_t rows = kM / w;
