@@ -62,10 +62,10 @@ Options with_tile(const char* what, Context& ctx, const Options& asked, std::int
     if (o.block_n == 128 && 2 * tiles(128, 128) <= sms) o.block_m = 64;
   }
   const bool rows_ok = o.block_m == 64 || o.block_m == 128;
-  const bool cols_ok = o.block_n == 64 || o.block_n == 128 || o.block_n == 192 || o.block_n == 256;
+  const bool cols_ok = o.block_n == 64 || o.block_n == 128 || o.block_n == 256;  // powers of two: .iris 2-D tiles
   if (!rows_ok || !cols_ok) {
     throw Error(std::string(what) + ": the GEMM tile " + std::to_string(o.block_m) + " x " + std::to_string(o.block_n) +
-                " is not one of 64 or 128 rows by 64, 128, 192 or 256 columns (or 0 x 0: chosen by shape)");
+                " is not one of 64 or 128 rows by 64, 128 or 256 columns (or 0 x 0: chosen by shape)");
   }
   return o;
 }
@@ -221,7 +221,12 @@ void all_gather_matmul_pull(Context& ctx, const Gemm& g, const Options& o) {
 // matmul_all_scatter_roles): the GEMM's programs store each tile into this rank's C and
 // flag it; the scatter programs copy the flagged tiles into the peers' C.
 void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& o) {
-  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", gemm_defines(g, o),
+  // Pieces of half a tile: one wait and one load for 16-32 KiB, in the scatter role's
+  // own layout (a whole tile's is the GEMM's accumulators').
+  auto defines = gemm_defines(g, o);
+  defines["CM"] = o.block_m / 2;
+  defines["CN"] = o.block_n;
+  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", std::move(defines),
                           gemm_target(ctx, g, g.a));
   const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
   void* flags = library::tile_flags(ctx, in, static_cast<std::size_t>(tiles));

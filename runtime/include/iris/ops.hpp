@@ -43,7 +43,7 @@ struct Options {
   // (every rank reads every rank's tiles) or two_shot (each rank reduces 1/world of them
   // and writes them to every rank); automatic picks by size.
   ccl::Algorithm algorithm = ccl::Algorithm::automatic;
-  // The GEMM's tile: 64 or 128 rows by 64, 128, 192 or 256 columns; 0 x 0 chooses by
+  // The GEMM's tile: 64 or 128 rows by 64, 128 or 256 columns; 0 x 0 chooses by
   // shape (128 x 256 unless that leaves more than half the SMs idle, then 128 x 128, then
   // 64 x 128).
   int block_m = 0;
