@@ -221,7 +221,6 @@ std::string match_body(const Kernel& k, const std::vector<StmtPtr>& body, GemmLo
   return {};
 }
 
-
 // A kernel of roles runs the GEMM in the first role whose body has the shape; outside
 // the roles only scalar lets. The other roles' programs run on the template's thread
 // count too (they run their code on the first threads of it: GpuKernelPrinter), with
