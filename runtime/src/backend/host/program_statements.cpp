@@ -1,0 +1,200 @@
+// A host-backend program's statements (program.hpp), roles included.
+#include "backend/host/program.hpp"
+
+#include "backend/host/host_job.hpp"
+
+namespace iris::host::interp {
+
+Program::Program(Launch& l, i64 program, i64 programs) : l_(l), k_(l.k), program_(program), programs_(programs) {
+  vars_.resize(k_.vars.size());
+}
+
+void Program::run() {
+  if (k_.roles.empty()) {
+    stmts(k_.body);
+    return;
+  }
+  // Statements outside roles run in every program; each role owns a block range.
+  const i64 block = program_, grid = programs_;
+  i64 first = 0;
+  for (const tir::StmtPtr& s : k_.body) {
+    if (s->kind != tir::StmtKind::Role) {
+      stmt(*s);
+      continue;
+    }
+    const i64 n = sc(*k_.roles[static_cast<std::size_t>(s->role)].programs).i;
+    if (block >= first && block < first + n) {
+      program_ = block - first;
+      programs_ = n;
+      stmts(s->body);
+      program_ = block;
+      programs_ = grid;
+    }
+    first += n;
+  }
+}
+
+void Program::stmts(const std::vector<tir::StmtPtr>& body) {
+  for (const tir::StmtPtr& s : body) stmt(*s);
+}
+
+void Program::assign(int var, const tir::Value& v) {
+  VarV& x = vars_[static_cast<std::size_t>(var)];
+  const tir::Type& t = k_.vars[static_cast<std::size_t>(var)].type;
+  if (t.is_tile()) {
+    std::vector<S> tmp;
+    if (v.type.is_tile()) tl(v, tmp);
+    else tmp.assign(static_cast<std::size_t>(t.elements()), sc(v));  // a scalar fills the tile
+    x.t = std::move(tmp);
+  } else if (t.kind == tir::TypeKind::Range) {
+    x.r = rg(v);
+  } else {
+    x.s = sc(v);
+  }
+}
+
+std::vector<S> Program::source(const tir::Value& v, std::size_t n, ScalarType to) {
+  std::vector<S> t;
+  if (v.type.is_tile()) tl(v, t);
+  else t.assign(n, sc(v));
+  for (S& s : t) s = cast(to, v.type.elem, s);
+  return t;
+}
+
+void Program::after_wait() {
+  if (l_.failed.load(std::memory_order_relaxed)) throw Stopped{};
+  if (l_.ctx.control && std::atomic_ref<unsigned>(l_.ctx.control->abort).load(std::memory_order_relaxed)) throw Stopped{};
+}
+
+void Program::stmt(const tir::Stmt& s) {
+  using K = tir::StmtKind;
+  switch (s.kind) {
+    case K::Let:
+    case K::Assign: assign(s.var, *s.value); return;
+    case K::Store: {
+      const ScalarType t = elem_of(s.view.param);
+      const int eb = elem_bytes(t);
+      if (s.view.rows) {
+        const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.rows * s.view.size), t);
+        const View2 w = view2(s.view, s.range, "a store to");
+        char* b = base(s.view.param, s.rank, s.range);
+        for (i64 i = 0; i < w.rows; ++i) {
+          track_range(s.view.param, b, w.offset + i * w.ld, w.cols, true, s.range);
+          for (i64 j = 0; j < w.cols; ++j) write(t, b + (w.offset + i * w.ld + j) * eb, x[static_cast<std::size_t>(i * s.view.size + j)]);
+        }
+        return;
+      }
+      if (s.view.size) {
+        const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.size), t);
+        const View1 w = view1(s.view, s.range, "a store to");
+        track_range(s.view.param, base(s.view.param, s.rank, s.range), w.offset, w.n, true, s.range);
+        char* b = base(s.view.param, s.rank, s.range) + w.offset * eb;
+        for (i64 e = 0; e < w.n; ++e) write(t, b + e * eb, x[static_cast<std::size_t>(e)]);
+        return;
+      }
+      const S x = cast(t, s.value->type.elem, sc(*s.value));
+      const View1 w = view1(s.view, s.range, "a store to");
+      track(s.view.param, base(s.view.param, s.rank, s.range), w.offset, true, s.range);
+      write(t, base(s.view.param, s.rank, s.range) + w.offset * eb, x);
+      return;
+    }
+    case K::Signal: {
+      const ScalarType t = elem_of(s.view.param);
+      const S x = cast(t, s.value->type.elem, sc(*s.value));
+      const View1 w = view1(s.view, s.range, "a signal of");
+      char* p = base(s.view.param, s.rank, s.range) + w.offset * elem_bytes(t);
+      const std::memory_order mo = memory_order(s.order);
+      // A signal releases unless it is relaxed (its default order is release).
+      const tir::Order order = s.order == tir::Order::relaxed ? tir::Order::relaxed : tir::Order::release;
+      atomically(s.view.param, p, w.offset, order, s.range, [&] {
+        if (s.signal_op == tir::SignalOp::add) {
+          atomic(t, p, tir::AtomicOp::add, s.order, x, S{});
+        } else if (elem_bytes(t) == 8) {
+          store_bits<u64>(p, static_cast<u64>(x.i), store_order(mo));
+        } else if (elem_bytes(t) == 4) {
+          store_bits<std::uint32_t>(p, static_cast<std::uint32_t>(x.i), store_order(mo));
+        } else {
+          std::atomic_thread_fence(std::memory_order_seq_cst);
+          write(t, p, x);
+        }
+        return 0;
+      });
+      return;
+    }
+    case K::Wait: {
+      const ScalarType t = elem_of(s.view.param);
+      const S x = cast(t, s.value->type.elem, sc(*s.value));
+      const View1 w = view1(s.view, s.range, "a wait on");
+      const char* p = base(s.view.param, nullptr, s.range) + w.offset * elem_bytes(t);
+      if (elem_bytes(t) != 4 && elem_bytes(t) != 8) fail(s.range, "a wait on a flag that is not 32 or 64 bits");
+      Flag f{p, elem_bytes(t), t == ScalarType::i32 || t == ScalarType::i64, param(s.view.param).name.c_str(), w.offset};
+      const std::string where = site(s.range);
+      wait(l_.ctx, f, static_cast<device::Cmp>(s.cmp), static_cast<u64>(x.i), device::WaitSite{where.c_str(), -1, 0},
+           static_cast<int>(program_), &l_.failed);
+      after_wait();
+      if (races::enabled()) {
+        if (s.order != tir::Order::relaxed) races::acquire(l_.ctx, p);
+        track_as(s.view.param, p, w.offset, races::Access::atomic_read, s.range);
+      }
+      return;
+    }
+    case K::Eval: {
+      if (s.value->type.is_tile()) {
+        std::vector<S> t;
+        tl(*s.value, t);
+      } else {
+        (void)sc(*s.value);
+      }
+      return;
+    }
+    case K::ForBlocks: {
+      const i64 bound = sc(*s.hi).i;
+      VarV& v = vars_[static_cast<std::size_t>(s.var)];
+      for (i64 start = program_ * s.step; start < bound; start += programs_ * s.step) {
+        v.r = {start, bound - start < s.step ? bound - start : s.step};
+        stmts(s.body);
+      }
+      return;
+    }
+    case K::ForTiles: {
+      const i64 rows = sc(*s.hi).i, cols = sc(*s.hi2).i;
+      const i64 across = (cols + s.step2 - 1) / s.step2;
+      const i64 total = (rows + s.step - 1) / s.step * across;
+      for (i64 t = program_; t < total; t += programs_) {
+        VarV& m = vars_[static_cast<std::size_t>(s.var)];
+        m.r.start = t / across * s.step;
+        m.r.extent = rows - m.r.start < s.step ? rows - m.r.start : s.step;
+        VarV& n = vars_[static_cast<std::size_t>(s.var2)];
+        n.r.start = t % across * s.step2;
+        n.r.extent = cols - n.r.start < s.step2 ? cols - n.r.start : s.step2;
+        if (s.var_t >= 0) vars_[static_cast<std::size_t>(s.var_t)].s = S{t, 0};
+        stmts(s.body);
+      }
+      return;
+    }
+    case K::ForRanks: {
+      const int world = l_.ctx.world;
+      for (int k = s.peers_only ? 1 : 0; k < world; ++k) {
+        vars_[static_cast<std::size_t>(s.var)].s = S{s.peers_only ? (l_.ctx.rank + k) % world : k, 0};
+        stmts(s.body);
+      }
+      return;
+    }
+    case K::ForRange: {
+      const i64 lo = sc(*s.lo).i, hi = sc(*s.hi).i;
+      for (i64 i = lo; i < hi; ++i) {
+        vars_[static_cast<std::size_t>(s.var)].s = S{i, 0};
+        stmts(s.body);
+      }
+      return;
+    }
+    case K::If: {
+      if (sc(*s.value).i) stmts(s.body);
+      else stmts(s.else_body);
+      return;
+    }
+    case K::Role: return;  // run() splits the grid
+  }
+}
+
+}  // namespace iris::host::interp
