@@ -4,6 +4,7 @@
 // target without wgmma (IriscMmaSync: sm_80 on Ampere, sm_90 on Hopper); and the sm90
 // warp-specialized GEMM that such loops become on sm_90a (IriscWgmma, SKIPPED on other
 // GPUs).
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -330,6 +331,70 @@ TEST_P(IriscWgmma, EpilogueSignalsEachTile) {
     for (std::size_t i = 0; i < got.size(); ++i) g[i] = static_cast<float>(got[i]);
     const double rel = relative_error(a.to_host(), b.to_host(), g, M, N, K, false, 1.0);
     require(rel <= 1e-2, "product next to the signals: relative error " + std::to_string(rel));
+    ctx.barrier();
+  });
+}
+
+// The GEMM in a role (docs/language.md, "In a role"): role `gemm` runs the template over
+// its own programs and flags each tile; role `check`, beside it, runs on the first 128
+// of each program's 384 threads (the rest return, so its reduction's block barrier must
+// not wait for them), waits for the flags and sums the first row of each 128 x 128
+// piece of C.
+const char* kGemmRole = R"(
+kernel gemm_role(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N],
+                 done: symmetric tensor<u64>[T], sums: tensor<f32>[P], e: u64) {
+    role gemm(programs: max(1, sms - 2)) {
+        for t, (m, n) in tiles([M, N], [128, 256]) {
+            let c = matmul(A[m, :], B[:, n], acc: f32) as bf16;
+            store(C[m, n], c);
+            signal(done[t], e, to: rank, scope: device);
+        }
+    }
+    role check(programs: 2) {
+        let across = (N + 255) / 256;
+        let pieces = (N + 127) / 128;
+        for (m, n) in tiles([M, N], [128, 128]) {
+            wait(done[(start(m) / 128) * across + start(n) / 256] >= e, scope: device);
+            store(sums[(start(m) / 128) * pieces + start(n) / 128], sum(load(C[start(m), n]) as f32));
+        }
+    }
+}
+)";
+
+TEST_P(IriscWgmma, GemmInARoleBesideARoleOfFewerThreads) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::int64_t M = 300, N = 520, K = 200;
+    const std::int64_t tiles = ((M + 127) / 128) * ((N + 255) / 256), pieces = ((M + 127) / 128) * ((N + 127) / 128);
+    Program p = jit_program(ctx, kGemmRole, "gemm_role.iris");
+    require(runs_wgmma(p, "gemm_role"), "the role runs as the sm90 GEMM");
+    auto a = ctx.randn<bfloat16>({M, K}, 71);
+    auto b = ctx.randn<bfloat16>({K, N}, 72);
+    auto c = ctx.zeros<bfloat16>({M, N});
+    auto done = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(tiles));
+    auto sums = ctx.full<float>({pieces}, -7.0);
+    for (std::uint64_t call = 1; call <= 2; ++call) {  // the flags only grow: a second call waits for 2
+      p.launch("gemm_role", {a, b, c, done, sums, call});
+      ctx.synchronize();
+    }
+    const std::vector<bfloat16> got = c.to_host();
+    std::vector<double> g(got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) g[i] = static_cast<float>(got[i]);
+    const double rel = relative_error(a.to_host(), b.to_host(), g, M, N, K, false, 1.0);
+    require(rel <= 1e-2, "the GEMM role's product: relative error " + std::to_string(rel));
+    const std::vector<float> s = sums.to_host();
+    for (std::int64_t pm = 0; pm * 128 < M; ++pm) {
+      for (std::int64_t pn = 0; pn * 128 < N; ++pn) {
+        double want = 0, mag = 0;
+        for (std::int64_t j = pn * 128; j < std::min(N, pn * 128 + 128); ++j) {
+          want += g[static_cast<std::size_t>(pm * 128 * N + j)];
+          mag += std::abs(g[static_cast<std::size_t>(pm * 128 * N + j)]);
+        }
+        const double have = s[static_cast<std::size_t>(pm * ((N + 127) / 128) + pn)];
+        require(std::abs(have - want) <= 1e-4 * mag + 1e-6,
+                "piece (" + std::to_string(pm) + ", " + std::to_string(pn) + "): the check role summed " +
+                    std::to_string(have) + ", C's row sums to " + std::to_string(want));
+      }
+    }
     ctx.barrier();
   });
 }
