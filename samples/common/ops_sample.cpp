@@ -132,6 +132,9 @@ void run_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
 
 int library_sample_main(int argc, char** argv, const LibrarySample& s) {
   SampleSpec spec{s.name, s.summary, 64u << 20, 1, {}};
+  spec.paths = "iris,baseline";
+  spec.paths_help = "iris (the library op, every form the sample shows),\n"
+                    "                  baseline (NCCL, and cuBLAS for the GEMMs)";
   spec.host_paths = "iris";
   if (s.op != LibraryOp::all_reduce) {
     // A, B, C and the scratch of the op and of the baseline, for up to 8 ranks.

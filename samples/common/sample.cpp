@@ -35,8 +35,7 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "  --size SIZE     bytes per buffer per rank (default %s)\n"
       "  --iters N       timed iterations (default %d)\n"
       "  --warmup N      untimed iterations first (default %d)\n"
-      "  --path P[,P..]  which versions run: cuda (kernels.cu), cli (irisc's cubin), jit\n"
-      "                  (.iris compiled at run time), embedded (irisc's header), all (default)\n"
+      "  --path P[,P..]  which versions run: %s, all (the default)\n"
       "  --cubin FILE    the cli version loads FILE (e.g. from `irisc -DB=1024 ... -o FILE`)\n"
       "                  instead of the cubin built with the sample\n"
       "  -D NAME=VALUE   compile-time parameter for the jit version (repeatable)\n"
@@ -46,7 +45,7 @@ void usage(const SampleSpec& spec, const SampleArgs& d) {
       "IRIS_HEAP_SIZE, IRIS_RANKS, IRIS_SHARE_GPUS, IRIS_BACKEND, IRIS_CHECK_RACES=1 (host\n"
       "backend: report unordered accesses from two ranks). Exit codes: 0 ok, 1 failed,\n"
       "2 usage, 77 no GPU found.\n",
-      spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup, own.c_str());
+      spec.name, spec.summary, spec.name, format_bytes(d.bytes).c_str(), d.iters, d.warmup, spec.paths_help, own.c_str());
 }
 
 int parse_count(const std::string& flag, const char* text) {
@@ -103,10 +102,13 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
         args.warmup = parse_count(a, value());
       } else if (a == "--path") {
         args.path = value();
+        const std::string have = std::string(",") + spec.paths + ",";
         std::stringstream list(args.path);
         for (std::string p; std::getline(list, p, ',');) {
-          if (p != "all" && p != "cuda" && p != "cli" && p != "jit" && p != "embedded" && p != "baseline") {
-            throw Error("--path: '" + p + "' is not one of cuda, cli, jit, embedded, baseline, all");
+          if (p != "all" && (p.empty() || have.find("," + p + ",") == std::string::npos)) {
+            std::string names = spec.paths;
+            for (std::size_t at = names.find(','); at != std::string::npos; at = names.find(',', at + 2)) names.insert(at + 1, " ");
+            throw Error("--path: '" + p + "' is not one of " + names + ", all");
           }
         }
       } else if (a == "--cubin") {
@@ -131,7 +133,7 @@ int sample_main(int argc, char** argv, const SampleSpec& spec,
       // Hand-written CUDA and vendor libraries need a GPU.
       if (args.path == "all") args.path = spec.host_paths;
       for (const char* gpu_only : {"cuda", "baseline"}) {
-        if (args.runs(gpu_only)) throw Error(std::string("--path ") + gpu_only + " needs a GPU; the host backend runs cli, jit and embedded");
+        if (args.runs(gpu_only)) throw Error(std::string("--path ") + gpu_only + " needs a GPU; the host backend runs " + spec.host_paths);
       }
     }
     if (!heap_given) {

@@ -31,7 +31,13 @@ struct SampleSpec {
   std::size_t default_bytes;
   int min_ranks = 1;
   std::vector<IntOption> int_options = {};
-  // The versions that run on the host backend when --path is not given.
+  // The versions the sample has (what --path takes, besides all), with a line of help
+  // for each; and those that run on the host backend when --path is not given.
+  const char* paths = "cuda,cli,jit,embedded,baseline";
+  const char* paths_help =
+      "cuda (kernels.cu), cli (irisc's cubin), jit\n"
+      "                  (.iris compiled at run time), embedded (irisc's header), baseline\n"
+      "                  (the vendor libraries, where the sample has them)";
   const char* host_paths = "cli,jit,embedded";
   // The heap each rank needs, from the parsed options (empty: from the buffer size).
   std::function<std::size_t(const SampleArgs&)> heap_bytes = {};
