@@ -41,6 +41,16 @@ std::string shape_text(const Shape& s) {
 
 Stream stream_of(Context& ctx, const Options& o) { return o.stream ? o.stream : ctx.stream(); }
 
+// The GEMM's tiles over a rows x cols C, in tiles of bm x bn.
+std::int64_t tiles_of(std::int64_t rows, std::int64_t cols, std::int64_t bm, std::int64_t bn) {
+  return ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn);
+}
+
+// `count` u64 flags at `flags` on the heap, as a kernel argument.
+Arg flags_arg(void* flags, std::int64_t count) {
+  return Arg::heap_buffer(flags, DType::u64, Shape{count}, static_cast<std::size_t>(count) * sizeof(std::uint64_t));
+}
+
 std::map<std::string, std::int64_t> gemm_defines(const Gemm& g, const Options& o) {
   auto d = library::type_defines(g.dtype, false);
   d["BM"] = o.block_m;
@@ -55,7 +65,7 @@ std::map<std::string, std::int64_t> gemm_defines(const Gemm& g, const Options& o
 Options with_tile(const char* what, Context& ctx, const Options& asked, std::int64_t rows, std::int64_t cols) {
   Options o = asked;
   if (o.block_m == 0 && o.block_n == 0) {
-    const auto tiles = [&](std::int64_t bm, std::int64_t bn) { return ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn); };
+    const auto tiles = [&](std::int64_t bm, std::int64_t bn) { return tiles_of(rows, cols, bm, bn); };
     const std::int64_t sms = ctx.multiprocessors();
     o.block_m = 128;
     o.block_n = 2 * tiles(128, 256) > sms ? 256 : 128;
@@ -130,11 +140,9 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   cons_defines["OCC"] = whole_gpu ? 2 : 1;
   Instance& cons = instance(ctx, file, consumer, std::move(cons_defines));
   Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o), gemm_target(ctx, g, g.a));
-  const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
-  const std::int64_t count = tiles * ctx.world();
-  void* flags = library::tile_flags(ctx, cons, static_cast<std::size_t>(count));
+  const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * ctx.world();
+  const Arg flags = flags_arg(library::tile_flags(ctx, cons, static_cast<std::size_t>(count)), count);
   void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
-  const Arg flags_arg = Arg::heap_buffer(flags, DType::u64, Shape{count}, static_cast<std::size_t>(count) * 8);
   Stream s = stream_of(ctx, o);
   Stream side = s;
   if (beside) {
@@ -143,10 +151,10 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   }
   prod.program.launch(prod.kernel,
                       {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
-                       buffer(p, g.dtype, {g.m, g.n}), flags_arg, state_arg(cons)},
+                       buffer(p, g.dtype, {g.m, g.n}), flags, state_arg(cons)},
                       s);
   cons.program.launch(cons.kernel,
-                      {buffer(p, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, std::move(c_shape)), flags_arg,
+                      {buffer(p, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, std::move(c_shape)), flags,
                        state_arg(cons), sync_arg(ctx, cons)},
                       side);
   if (side != s) library::join(ctx, s, side);
@@ -183,11 +191,10 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
   Instance& push = instance(ctx, "ops/all_gather_matmul.iris", "push_rows", library::type_defines(g.dtype, false));
   Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_gathered", gemm_defines(g, o),
                           gemm_target(ctx, g, gathered));
-  void* flags = library::tile_flags(ctx, push, static_cast<std::size_t>(world));
-  const Arg flags_arg = Arg::heap_buffer(flags, DType::u64, Shape{world}, static_cast<std::size_t>(world) * 8);
+  const Arg flags = flags_arg(library::tile_flags(ctx, push, static_cast<std::size_t>(world)), world);
   Stream s = stream_of(ctx, o);
   push.program.launch(push.kernel,
-                      {buffer(g.a, g.dtype, {g.m * g.k}), buffer(gathered, g.dtype, {rows * g.k}), flags_arg,
+                      {buffer(g.a, g.dtype, {g.m * g.k}), buffer(gathered, g.dtype, {rows * g.k}), flags,
                        state_arg(push), sync_arg(ctx, push)},
                       s);
   // Where ranks share a GPU, a GEMM spinning on every SM for a peer's rows could keep
@@ -198,7 +205,7 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
   if (library::share(ctx) > 1 && !ctx.on_host()) ctx.device_barrier(s);
   mm.program.launch(mm.kernel,
                     {buffer(gathered, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
-                     buffer(g.c, g.dtype, {rows, g.n}), flags_arg, state_arg(push)},
+                     buffer(g.c, g.dtype, {rows, g.n}), flags, state_arg(push)},
                     s);
 }
 
@@ -228,8 +235,8 @@ void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& 
   defines["CN"] = o.block_n;
   Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", std::move(defines),
                           gemm_target(ctx, g, g.a));
-  const std::int64_t tiles = ((g.m + o.block_m - 1) / o.block_m) * ((g.n + o.block_n - 1) / o.block_n);
-  void* flags = library::tile_flags(ctx, in, static_cast<std::size_t>(tiles));
+  const std::int64_t tiles = tiles_of(g.m, g.n, o.block_m, o.block_n);
+  const Arg flags = flags_arg(library::tile_flags(ctx, in, static_cast<std::size_t>(tiles)), tiles);
   // Peers store into this rank's C: not before every rank is done with its C of the
   // last call. The kernel ends once every rank's copies are in (its last scatter
   // program waits for every rank's).
@@ -238,8 +245,7 @@ void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& 
   in.program.launch(in.kernel,
                     {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
                      buffer(g.c, g.dtype, {g.m, g.n * ctx.world()}),
-                     Arg::heap_buffer(flags, DType::u64, Shape{tiles}, static_cast<std::size_t>(tiles) * 8),
-                     state_arg(in), sync_arg(ctx, in)},
+                     flags, state_arg(in), sync_arg(ctx, in)},
                     s);
 }
 
