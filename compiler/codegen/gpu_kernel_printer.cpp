@@ -95,6 +95,11 @@ void GpuKernelPrinter::print() {
   line(1, shared_qualifier() + " float iris_scratch_f[" + std::to_string(std::max(1, threads_ / 32)) + "];");
   line(1, shared_qualifier() + " long long iris_scratch_i[" + std::to_string(std::max(1, threads_ / 32)) + "];");
   line(1, "(void)iris_bcast; (void)iris_scratch_f; (void)iris_scratch_i;");
+  if (const std::int64_t slots = axis_scratch_slots(); slots > 0) {
+    // Reductions along an axis and broadcasts of tiles meet here (8-byte slots, each
+    // read as the accumulator's type).
+    line(1, shared_qualifier() + " long long iris_axis_scratch[" + std::to_string(slots) + "];");
+  }
   // The GEMM template's ring holds 128-byte-swizzled TMA boxes: 1024-byte aligned.
   if (k_.dynamic_shared_bytes) line(1, dynamic_shared_declaration("iris_dynamic_smem", gemm_ ? 1024 : 16) + ";");
   // Outside roles `program` counts over the whole grid; each role block shadows both.
@@ -254,6 +259,11 @@ std::string GpuKernelPrinter::scalar(const Value& v, int depth) {
       return typed_binop(v.binop, v.operands[0]->type.elem, a, scalar(*v.operands[1], depth));
     }
     case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, scalar(*v.operands[0], depth));
+    case ValueKind::Select: {
+      // In order, as for Binary: each operand may emit statements.
+      const std::string c = scalar(*v.operands[0], depth), a = scalar(*v.operands[1], depth);
+      return "(" + c + " ? " + a + " : " + scalar(*v.operands[2], depth) + ")";
+    }
     case ValueKind::Load: return "(*" + view_ptr(v.view, v.rank, depth) + ")";
     case ValueKind::Reduce: return reduce(v, depth);
     case ValueKind::Atomic: {
@@ -332,6 +342,44 @@ std::string GpuKernelPrinter::reduce(const Value& v, int depth) {
   return half ? std::string(type_name(v.type.elem)) + "(" + r + ")" : r;
 }
 
+// The shared slots the kernel's reductions along an axis and broadcasts need: the most
+// any one of them takes (tile.hpp's axis_scratch, over the block's threads: a role's
+// fewer threads take no more).
+std::int64_t GpuKernelPrinter::axis_scratch_slots() const {
+  std::int64_t most = 0;
+  const std::int64_t t = k_.block_threads;
+  walk(k_.body, [](const Stmt&) {}, [&](const Value& v) {
+    if (v.kind == ValueKind::Reduce && v.axis >= 0) {
+      const Type& in = v.operands[0]->type;
+      const std::int64_t row_threads = std::min(in.size, t);
+      most = std::max(most, v.axis == 1 ? in.rows * std::max<std::int64_t>(1, row_threads / 32) : std::max(in.size, t));
+    } else if (v.kind == ValueKind::Broadcast) {
+      most = std::max(most, v.operands[0]->type.size);
+    }
+  });
+  return most;
+}
+
+// A reduction of a 2-D tile along an axis into the array `r` (tile.hpp's reduce_axis).
+void GpuKernelPrinter::reduce_axis(const Value& v, const std::string& r, int depth) {
+  const Value& t = *v.operands[0];
+  const std::string arr = tile(t, depth);
+  const bool half = t.type.elem == ScalarType::f16 || t.type.elem == ScalarType::bf16;
+  const bool flt = is_float(t.type.elem);
+  const std::string acc_t = half ? "float" : type_name(t.type.elem);
+  const std::string inf = float_from_bits(0x7f800000);
+  const std::string lowest = "(" + acc_t + ")" + (is_signed(t.type.elem) ? "(1ull << " + std::to_string(8 * byte_size(t.type.elem) - 1) + ")" : "0");
+  const std::string highest = "(" + acc_t + ")~" + lowest;
+  const std::string ident = v.reduce_op == ReduceOp::sum ? "(" + acc_t + ")0"
+                            : v.reduce_op == ReduceOp::max ? (flt ? "-" + inf : lowest)
+                                                           : (flt ? inf : highest);
+  const std::string op = v.reduce_op == ReduceOp::sum ? "a + b" : v.reduce_op == ReduceOp::max ? "a > b ? a : b" : "a < b ? a : b";
+  line(depth, "iris::device::tile::reduce_axis<" + layout_of(t.type) + ", " + layout_of(v.type) + ", " +
+                  std::to_string(v.axis) + ", " + std::to_string(threads_) + ", " + acc_t + ">(" + r + ", " + arr + ", " +
+                  ident + ", reinterpret_cast<" + acc_t + "*>(iris_axis_scratch), [](" + acc_t + " a, " + acc_t +
+                  " b) { return " + op + "; });");
+}
+
 // ---- tiles ----------------------------------------------------------------------------
 // Returns an array name holding the tile's slots (or a scalar broadcast expression
 // is indexed by the caller through slot()).
@@ -380,6 +428,16 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
         return r;
       }
       gathered_matmul(v, r, "iris::device::tile::" + fn, b_args, depth);
+      return r;
+    }
+    case ValueKind::Reduce: {
+      reduce_axis(v, r, depth);
+      return r;
+    }
+    case ValueKind::Broadcast: {
+      const std::string in = tile(*v.operands[0], depth);
+      line(depth, "iris::device::tile::broadcast<" + L + ", " + layout_of(v.operands[0]->type) + ", " + std::to_string(v.axis) +
+                      ">(" + r + ", " + in + ", reinterpret_cast<" + t + "*>(iris_axis_scratch));");
       return r;
     }
     case ValueKind::Fill: {
@@ -432,7 +490,9 @@ std::vector<std::string> GpuKernelPrinter::slot_operands(const Value& v, int dep
 // An expression for slot `s` of a tile-or-scalar value (materializing loads first).
 std::string GpuKernelPrinter::slot(const Value& v, int depth) {
   if (!v.type.is_tile()) return scalar(v, depth);
-  if (v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast) return slot_expr(v, depth);
+  if (v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast || v.kind == ValueKind::Select) {
+    return slot_expr(v, depth);
+  }
   if (const Value* a = alias(v)) return slot(*a, depth);
   if (in_epilogue_ && v.kind == ValueKind::Load && v.view.rows) {
     // One slot read where it is used: the accumulators leave no registers for a
@@ -458,6 +518,10 @@ std::string GpuKernelPrinter::slot_expr(const Value& v, int depth) {
       return typed_binop(v.binop, v.operands[0]->type.elem, a, slot(*v.operands[1], depth));
     }
     case ValueKind::Cast: return cast(v.type.elem, v.operands[0]->type.elem, slot(*v.operands[0], depth));
+    case ValueKind::Select: {
+      const std::string c = slot(*v.operands[0], depth), a = slot(*v.operands[1], depth);
+      return "(" + c + " ? " + a + " : " + slot(*v.operands[2], depth) + ")";
+    }
     default: return tile(v, depth) + "[s]";
   }
 }
@@ -628,8 +692,29 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       const std::string lo = scalar(*s.lo, depth), hi = scalar(*s.hi, depth);
       const std::string bound = fresh("hi");
       line(depth, "const long long " + bound + " = " + hi + ";");
+      std::string step = "++" + n, test;
+      if (s.stride) {
+        // A step that is not positive runs the loop no times.
+        const std::string by = fresh("step");
+        line(depth, "const long long " + by + " = " + scalar(*s.stride, depth) + ";");
+        step = n + " += " + by;
+        test = by + " > 0 && ";
+      }
       if (mentions_world(*s.lo) || mentions_world(*s.hi)) line(depth, rank_loop_unroll());
-      line(depth, "for (long long " + n + " = " + lo + "; " + n + " < " + bound + "; ++" + n + ") {");
+      line(depth, "for (long long " + n + " = " + lo + "; " + test + n + " < " + bound + "; " + step + ") {");
+      stmts(s.body, depth + 1);
+      line(depth, "}");
+      return;
+    }
+    case StmtKind::ForChunks: {
+      const std::string n = var_name(s.var);
+      const std::string lo = scalar(*s.lo, depth);
+      const std::string bound = fresh("bound");
+      const std::string b = std::to_string(s.step) + "ll";
+      line(depth, "const long long " + bound + " = " + scalar(*s.hi, depth) + ";");
+      line(depth, "for (long long " + n + "_start = " + lo + "; " + n + "_start < " + bound + "; " + n + "_start += " + b + ") {");
+      line(depth + 1, "const long long " + n + "_extent = " + bound + " - " + n + "_start < " + b + " ? " + bound + " - " + n +
+                          "_start : " + b + ";");
       stmts(s.body, depth + 1);
       line(depth, "}");
       return;

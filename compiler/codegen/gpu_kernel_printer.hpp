@@ -119,6 +119,8 @@ class GpuKernelPrinter : public CppPrinter {
   std::string atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops,
                           const std::string& to);
   std::string range_part(const Value& r, bool start, int depth);
+  std::int64_t axis_scratch_slots() const;
+  void reduce_axis(const tir::Value& v, const std::string& r, int depth);
   std::string reduce(const Value& v, int depth);
   // ---- tiles ----------------------------------------------------------------------------
   // Returns an array name holding the tile's slots (or a scalar broadcast expression

@@ -44,6 +44,9 @@ void decide(Kernel& k) {
         note_view(s.view);
       },
       [&](const Value& v) {
+        // A kernel that walks its work by `program` and `programs` itself (a range
+        // loop from program in steps of programs) spreads it as a blocks loop does.
+        loops = loops || (v.kind == ValueKind::BuiltinRef && (v.builtin == Builtin::program || v.builtin == Builtin::programs));
         note_type(v.type);
         note_view(v.view);
         tile_atomics = tile_atomics || (v.kind == ValueKind::Atomic && v.type.is_tile());

@@ -66,6 +66,18 @@ std::optional<FlagOperands> KernelChecker::flag_operands(const std::string& fn, 
   return FlagOperands{*flag, value};
 }
 
+// `axis: 0` or `axis: 1`; -1 after a diagnostic.
+int KernelChecker::axis_arg(const ast::Expr& a) {
+  const int before = diags_.error_count();
+  ValuePtr v = expr(a);
+  if (diags_.error_count() != before) return -1;
+  if (v->kind != ValueKind::Const || !is_integer(v->type.elem) || (v->int_value != 0 && v->int_value != 1)) {
+    diags_.emit(DiagnosticKind::BadNamedValue, a.range, {std::string(diags_.source()->slice(a.range)), "axis", "0 (down the columns) or 1 (along the rows)"});
+    return -1;
+  }
+  return static_cast<int>(v->int_value);
+}
+
 ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
   const std::string& fn = e.name;
   if (auto f = functions_.find(fn); f != functions_.end()) return inline_call(*f->second, e, as_statement);
@@ -327,16 +339,116 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     result = make(fn == "start" ? ValueKind::RangeStart : ValueKind::RangeExtent, Type::scalar(ScalarType::int_), e.range);
     result->operands.push_back(r);
   } else if ((fn == "sum" || fn == "max" || fn == "min") && e.args.size() == 1) {
-    if (!check_named(e, {})) return error_value(e.range);
+    // sum(t): the tile to a scalar; sum(t, axis: 0 | 1): a 2-D tile along one axis, to
+    // the 1-D tile of the other (axis 0 sums each column, axis 1 each row).
+    if (!check_named(e, {"axis"})) return error_value(e.range);
     ValuePtr t = expr(*e.args[0]);
     if (t->error) return error_value(e.range);
     if (!t->type.is_tile() || t->type.elem == ScalarType::boolean) {
       diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range, {type_name(t->type), "a numeric tile", " (reductions work on tiles)"});
       return error_value(e.range);
     }
-    result = make(ValueKind::Reduce, Type::scalar(t->type.elem), e.range);
+    int axis = -1;
+    if (const ast::Expr* ax = named(e, "axis")) {
+      if (!(axis = axis_arg(*ax), axis >= 0)) return error_value(e.range);
+      if (!t->type.rows) {
+        diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range,
+                    {type_name(t->type), "a 2-D tile", " (a reduction along an axis takes a 2-D tile; sum(t) reduces a 1-D one)"});
+        return error_value(e.range);
+      }
+      const std::int64_t kept = axis == 0 ? t->type.size : t->type.rows;
+      if (kept < 32) {
+        diags_.emit(DiagnosticKind::TileSizeInvalid, e.range,
+                    {std::to_string(kept), "the result is a 1-D tile, and 1-D tiles are powers of two from 32 to 16384 elements"});
+        return error_value(e.range);
+      }
+      result = make(ValueKind::Reduce, Type::tile(t->type.elem, kept), e.range);
+    } else {
+      result = make(ValueKind::Reduce, Type::scalar(t->type.elem), e.range);
+    }
+    result->axis = axis;
     result->reduce_op = fn == "sum" ? ReduceOp::sum : fn == "max" ? ReduceOp::max : ReduceOp::min;
     result->operands.push_back(t);
+  } else if (fn == "broadcast") {
+    // broadcast(t, rows: R): R rows, each the 1-D tile t; broadcast(t, cols: C): C
+    // columns, each t (element [i, j] is t[i]).
+    if (!check_named(e, {"rows", "cols"}) || !want_args(1)) return error_value(e.range);
+    const ast::Expr* rows = named(e, "rows");
+    const ast::Expr* cols = named(e, "cols");
+    if (!rows == !cols) {
+      diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {"broadcast(t, rows: R) or broadcast(t, cols: C)", "1 named", rows ? "2" : "0"});
+      return error_value(e.range);
+    }
+    ValuePtr t = expr(*e.args[0]);
+    if (t->error) return error_value(e.range);
+    if (!t->type.is_tile() || t->type.rows) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range, {type_name(t->type), "a 1-D tile", " (broadcast repeats a 1-D tile)"});
+      return error_value(e.range);
+    }
+    const ast::Expr& count_expr = rows ? *rows : *cols;
+    const int before = diags_.error_count();
+    ValuePtr count = expr(count_expr);
+    if (diags_.error_count() != before) return error_value(e.range);
+    if (count->kind != ValueKind::Const) {
+      diags_.emit(DiagnosticKind::TileSizeNotConstant, count_expr.range, {"'" + std::string(diags_.source()->slice(count_expr.range)) + "'"});
+      return error_value(e.range);
+    }
+    const std::int64_t n = count->int_value;
+    const std::int64_t r = rows ? n : t->type.size, c = rows ? t->type.size : n;
+    for (std::int64_t side : {r, c}) {
+      if (!power_of_two(side) || side < 16 || side > 256) {
+        diags_.emit(DiagnosticKind::TileSizeInvalid, side == n ? count_expr.range : e.args[0]->range,
+                    {std::to_string(side), "2-D tile sides must be powers of two from 16 to 256"});
+        return error_value(e.range);
+      }
+    }
+    if (r * c > 32768) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, e.range,
+                  {std::to_string(r) + " x " + std::to_string(c), "a 2-D tile holds at most 32768 elements"});
+      return error_value(e.range);
+    }
+    result = make(ValueKind::Broadcast, Type::tile2d(t->type.elem, r, c), e.range);
+    result->axis = rows ? 0 : 1;
+    result->operands.push_back(t);
+  } else if (fn == "select") {
+    // select(c, a, b): a where c, else b; elementwise where any of them is a tile.
+    if (!check_named(e, {}) || !want_args(3)) return error_value(e.range);
+    ValuePtr c = expr(*e.args[0]), a = expr(*e.args[1]), b = expr(*e.args[2]);
+    if (c->error || a->error || b->error) return error_value(e.range);
+    if (c->type.kind == TypeKind::Range || c->type.elem != ScalarType::boolean) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.args[0]->range,
+                  {type_name(c->type), "bool", " (select's condition is a bool or a tile of bools)"});
+      return error_value(e.range);
+    }
+    for (const ValuePtr& x : {a, b}) {
+      if (x->type.kind == TypeKind::Range) {
+        diags_.emit(DiagnosticKind::TypeMismatch, e.range, {type_name(x->type), "a scalar or tile", " (select chooses between values)"});
+        return error_value(e.range);
+      }
+    }
+    if (a->type.elem != b->type.elem) {
+      if (is_literal(b) || (b->type.elem == ScalarType::int_ && is_integer(a->type.elem))) {
+        b = coerce(b, a->type.elem, e.args[2]->range);
+      } else if (is_literal(a) || (a->type.elem == ScalarType::int_ && is_integer(b->type.elem))) {
+        a = coerce(a, b->type.elem, e.args[1]->range);
+      } else {
+        diags_.emit(DiagnosticKind::TypeMismatch, e.range, {type_name(a->type), type_name(b->type), " (convert one side with 'as')"});
+        return error_value(e.range);
+      }
+      if (a->error || b->error) return error_value(e.range);
+    }
+    Type t = a->type;
+    for (const ValuePtr& x : {c, a, b}) {
+      if (!x->type.is_tile()) continue;
+      if (t.is_tile() && !same_shape(t, x->type)) {
+        diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(t), shape_text(x->type)});
+        return error_value(e.range);
+      }
+      t = Type{TypeKind::Tile, a->type.elem, x->type.size, x->type.rows};
+    }
+    t.elem = a->type.elem;
+    result = make(ValueKind::Select, t, e.range);
+    result->operands = {c, a, b};
   } else if (fn == "max" || fn == "min") {
     if (!check_named(e, {}) || !want_args(2)) return error_value(e.range);
     ValuePtr a = expr(*e.args[0]), b = expr(*e.args[1]);
@@ -344,8 +456,8 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       if (b->kind == ValueKind::Const) b = coerce(b, a->type.elem, e.args[1]->range);
       else a = coerce(a, b->type.elem, e.args[0]->range);
     }
-    if (a->type.is_tile() && b->type.is_tile() && a->type.size != b->type.size) {
-      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {std::to_string(a->type.size), std::to_string(b->type.size)});
+    if (a->type.is_tile() && b->type.is_tile() && !same_shape(a->type, b->type)) {
+      diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(a->type), shape_text(b->type)});
       return error_value(e.range);
     }
     result = make(ValueKind::Binary, a->type.is_tile() ? a->type : b->type, e.range);

@@ -29,9 +29,9 @@ bool KernelChecker::plain_view(const View& v, SourceRange where) {
   return false;
 }
 
-namespace {
-
 bool is_literal(const ValuePtr& v) { return v->kind == ValueKind::Const; }
+
+namespace {
 
 std::optional<BinOp> binop_of(TokenKind k) {
   switch (k) {

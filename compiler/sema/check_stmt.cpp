@@ -15,9 +15,9 @@ StmtPtr new_stmt(StmtKind k, SourceRange r) {
   return s;
 }
 
-bool power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-
 }  // namespace
+
+bool power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 void KernelChecker::block(const std::vector<ast::StmtPtr>& body, std::vector<StmtPtr>& out, bool top_level) {
   for (const ast::StmtPtr& s : body) {
@@ -169,22 +169,68 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
     st->peers_only = it.name == "peers";
   } else if (it.kind == ast::ExprKind::Call && it.name == "range") {
     if (!want_vars("range(...)", 1)) return;
-    if ((it.args.size() != 1 && it.args.size() != 2) || !it.named.empty()) {
-      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"range", "1 or 2", std::to_string(it.args.size())});
+    if (it.args.empty() || it.args.size() > 3 || !it.named.empty()) {
+      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"range", "1 to 3", std::to_string(it.args.size())});
       return;
     }
     st = new_stmt(tir::StmtKind::ForRange, s.range);
-    ValuePtr lo = it.args.size() == 2 ? expr(*it.args[0]) : int_const(0, it.range);
-    ValuePtr hi = expr(*it.args.back());
-    for (ValuePtr* v : {&lo, &hi}) {
+    ValuePtr lo = it.args.size() >= 2 ? expr(*it.args[0]) : int_const(0, it.range);
+    ValuePtr hi = expr(*it.args[it.args.size() >= 2 ? 1 : 0]);
+    ValuePtr step = it.args.size() == 3 ? expr(*it.args[2]) : nullptr;
+    for (ValuePtr* v : {&lo, &hi, &step}) {
+      if (!*v) continue;
+      if ((*v)->error) return;
       if (!(*v)->type.is_scalar() || !is_integer((*v)->type.elem)) {
-        diags_.emit(DiagnosticKind::TypeMismatch, it.range, {type_name((*v)->type), "int", " (range bounds are integers)"});
+        diags_.emit(DiagnosticKind::TypeMismatch, it.range, {type_name((*v)->type), "int", " (range bounds and steps are integers)"});
         return;
       }
       *v = coerce(*v, ScalarType::int_, it.range);
     }
+    if (step && step->kind == ValueKind::Const && step->int_value <= 0) {
+      diags_.emit(DiagnosticKind::BadNamedValue, it.args[2]->range,
+                  {std::to_string(step->int_value), "range step", "a positive integer"});
+      return;
+    }
     st->lo = lo;
     st->hi = hi;
+    st->stride = step;
+  } else if (it.kind == ast::ExprKind::Call && it.name == "chunks") {
+    // for j in chunks(lo, hi, B): the B-element ranges of [lo, hi), in order, each one
+    // walked by every program (blocks(N, B) spreads them over the programs instead).
+    if (!want_vars("chunks(lo, hi, B)", 1)) return;
+    if (it.args.size() != 3 || !it.named.empty()) {
+      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"chunks", "3", std::to_string(it.args.size())});
+      return;
+    }
+    ValuePtr bounds[2];
+    for (int d = 0; d < 2; ++d) {
+      bounds[d] = expr(*it.args[static_cast<std::size_t>(d)]);
+      if (bounds[d]->error) return;
+      if (!bounds[d]->type.is_scalar() || !is_integer(bounds[d]->type.elem)) {
+        diags_.emit(DiagnosticKind::TypeMismatch, it.args[static_cast<std::size_t>(d)]->range,
+                    {type_name(bounds[d]->type), "int", " (chunks needs integer bounds)"});
+        return;
+      }
+      bounds[d] = coerce(bounds[d], ScalarType::int_, it.args[static_cast<std::size_t>(d)]->range);
+    }
+    const int before = diags_.error_count();
+    ValuePtr size = expr(*it.args[2]);
+    if (diags_.error_count() != before) return;
+    if (size->kind != ValueKind::Const) {
+      diags_.emit(DiagnosticKind::TileSizeNotConstant, it.args[2]->range, {"'" + std::string(diags_.source()->slice(it.args[2]->range)) + "'"});
+      return;
+    }
+    const std::int64_t b = size->int_value;
+    if (!power_of_two(b) || b < 16 || b > 16384) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, it.args[2]->range,
+                  {std::to_string(b), "a chunk is a power of two from 16 (a 2-D tile side) to 16384 elements"});
+      return;
+    }
+    st = new_stmt(tir::StmtKind::ForChunks, s.range);
+    st->lo = bounds[0];
+    st->hi = bounds[1];
+    st->step = b;
+    var_type = Type::range(b);
   } else if (it.kind == ast::ExprKind::Call && it.name == "tiles") {
     // for [t,] (m, n) in tiles([M, N], [BM, BN]): row-major tiles over the programs.
     if (s.loop_vars.size() != 2) {

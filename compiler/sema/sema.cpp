@@ -346,7 +346,8 @@ bool builtin_function(const std::string& name) {
                                 "index", "start", "extent", "sum", "max", "min", "matmul", "abs", "sqrt",
                                 "exp", "log", "atomic_add", "atomic_sub", "atomic_and", "atomic_or",
                                 "atomic_xor", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas",
-                                "blocks", "tiles", "range", "ranks", "peers", "gathered"};
+                                "blocks", "tiles", "chunks", "range", "ranks", "peers", "gathered",
+                                "broadcast", "select"};
   for (const char* n : names) {
     if (name == n) return true;
   }

@@ -68,6 +68,8 @@ class KernelChecker {
   // type convert; anything else is a StoreTypeMismatch (and an error value).
   tir::ValuePtr to_element(tir::ValuePtr v, tir::ScalarType elem, SourceRange where);
   tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
+  // The value of `axis:` (0 or 1), or -1 after a diagnostic.
+  int axis_arg(const ast::Expr& a);
   std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,
                                                    const ast::Expr& value_expr);
 
@@ -131,5 +133,7 @@ std::string type_name(const tir::Type& t);
 bool same_shape(const tir::Type& a, const tir::Type& b);
 std::string shape_text(const tir::Type& t);  // "128" or "128, 256"
 tir::Type view_type(const tir::View& v, tir::ScalarType elem);
+bool is_literal(const tir::ValuePtr& v);  // a constant, which adapts to the type it meets
+bool power_of_two(std::int64_t v);
 
 }  // namespace irisc::sema

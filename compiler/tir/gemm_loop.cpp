@@ -74,6 +74,7 @@ class EpilogueCheck {
   void value(const Value& v, bool top_atomic) {
     switch (v.kind) {
       case ValueKind::Reduce: return fail("the epilogue reduces a tile (that needs the whole program)");
+      case ValueKind::Broadcast: return fail("the epilogue broadcasts a tile (that needs the whole program)");
       case ValueKind::Matmul: return fail("the epilogue has a second matmul");
       case ValueKind::Atomic:
         if (!top_atomic) return fail("the epilogue uses an atomic's result (a broadcast over the whole program)");
@@ -91,7 +92,8 @@ class EpilogueCheck {
     switch (s.kind) {
       case StmtKind::Wait: return fail("the epilogue waits");
       case StmtKind::ForBlocks:
-      case StmtKind::ForTiles: return fail("the epilogue has a blocks or tiles loop");
+      case StmtKind::ForTiles:
+      case StmtKind::ForChunks: return fail("the epilogue has a blocks, tiles or chunks loop");
       case StmtKind::Role: return fail("the epilogue has a role");
       case StmtKind::Let:
       case StmtKind::Assign:

@@ -141,7 +141,7 @@ bool same_value(const Value& a, const Value& b) {
   };
   if (a.kind != b.kind || !(a.type == b.type) || a.int_value != b.int_value || a.float_value != b.float_value ||
       a.param != b.param || a.var != b.var || a.size != b.size || a.builtin != b.builtin || a.unop != b.unop ||
-      a.binop != b.binop || a.reduce_op != b.reduce_op || a.atomic_op != b.atomic_op || a.order != b.order ||
+      a.binop != b.binop || a.reduce_op != b.reduce_op || a.axis != b.axis || a.atomic_op != b.atomic_op || a.order != b.order ||
       a.scope != b.scope || !same_view(a.view, b.view) || !same_view(a.view_b, b.view_b)) {
     return false;
   }

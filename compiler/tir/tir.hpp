@@ -133,6 +133,7 @@ struct Value {
   UnOp unop = UnOp::neg;
   BinOp binop = BinOp::add;
   ReduceOp reduce_op = ReduceOp::sum;
+  int axis = -1;  // Reduce: the axis of a 2-D tile reduced (-1: all, to a scalar); Broadcast: the axis added
   AtomicOp atomic_op = AtomicOp::add;
   Order order = Order::relaxed;
   Scope scope = Scope::system;
@@ -164,8 +165,9 @@ struct Stmt {
   Cmp cmp = Cmp::eq;
   Order order = Order::relaxed;
   Scope scope = Scope::system;
-  ValuePtr lo, hi;      // ForRange; ForBlocks: hi = bound
-  std::int64_t step = 1;  // ForBlocks block size; ForTiles rows per tile
+  ValuePtr lo, hi;      // ForRange, ForChunks; ForBlocks: hi = bound
+  ValuePtr stride;      // ForRange's step (null: 1)
+  std::int64_t step = 1;  // ForBlocks, ForChunks block size; ForTiles rows per tile
   int var2 = -1, var_t = -1;  // ForTiles
   ValuePtr hi2;               // ForTiles column bound
   std::int64_t step2 = 1;     // ForTiles columns per tile

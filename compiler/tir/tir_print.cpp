@@ -80,7 +80,12 @@ class Printer {
                (v.operands.empty() ? "" : ", other " + operand(v, 0)) + ")";
       case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + operand(v, 0) + ")";
       case ValueKind::Iota: return "index" + typed(v) + "(" + operand(v, 0) + ")";
-      case ValueKind::Reduce: return name(v.reduce_op) + typed(v) + "(" + operand(v, 0) + ")";
+      case ValueKind::Reduce:
+        return name(v.reduce_op) + typed(v) + "(" + operand(v, 0) + (v.axis >= 0 ? ", axis " + std::to_string(v.axis) : "") + ")";
+      case ValueKind::Broadcast:
+        return "broadcast<" + to_string(v.type) + ">(" + operand(v, 0) + ", axis " + std::to_string(v.axis) + ")";
+      case ValueKind::Select:
+        return "select" + typed(v) + "(" + operand(v, 0) + ", " + operand(v, 1) + ", " + operand(v, 2) + ")";
       case ValueKind::Matmul:
         return "matmul<" + to_string(v.type) + (v.matmul == MatmulLowering::unchosen ? "" : std::string(", ") + name(v.matmul)) +
                ">(" + view(v.view) + ", " + view(v.view_b) + ")";
@@ -147,7 +152,13 @@ class Printer {
         line(d, "}");
         break;
       case StmtKind::ForRange:
-        line(d, "for " + var(s.var) + " in range(" + value(s.lo) + ", " + value(s.hi) + ") {");
+        line(d, "for " + var(s.var) + " in range(" + value(s.lo) + ", " + value(s.hi) +
+                    (s.stride ? ", " + value(s.stride) : std::string()) + ") {");
+        stmts(s.body, d + 1);
+        line(d, "}");
+        break;
+      case StmtKind::ForChunks:
+        line(d, "for " + var(s.var) + " in chunks(" + value(s.lo) + ", " + value(s.hi) + ", " + std::to_string(s.step) + ") {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;

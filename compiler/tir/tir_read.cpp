@@ -40,7 +40,17 @@ std::optional<Type> implied_type(const Kernel& k, const Value& v) {
     }
     case ValueKind::Reduce:
       if (!op(0)) return std::nullopt;
+      if (v.axis == 0 || v.axis == 1) return Type::tile(op(0)->type.elem, v.axis == 0 ? op(0)->type.size : op(0)->type.rows);
       return Type::scalar(op(0)->type.elem);
+    case ValueKind::Select: {
+      const Value *a = op(1), *b = op(2);
+      if (!a || !b || !op(0)) return std::nullopt;
+      Type t = a->type;
+      if (!t.is_tile() && b->type.is_tile()) t = b->type;
+      if (!t.is_tile() && op(0)->type.is_tile()) t = op(0)->type;
+      t.elem = a->type.elem;
+      return t;
+    }
     case ValueKind::Iota:
       if (!op(0)) return std::nullopt;
       return Type::tile(ScalarType::int_, op(0)->type.size);
@@ -59,6 +69,7 @@ std::optional<Type> implied_type(const Kernel& k, const Value& v) {
     case ValueKind::Cast:
     case ValueKind::Load:
     case ValueKind::Fill:
+    case ValueKind::Broadcast:
     case ValueKind::Matmul: return std::nullopt;
   }
   return std::nullopt;
@@ -418,10 +429,21 @@ class Reader : private detail::Scanner {
       s.lo = value();
       expect(",");
       s.hi = value();
+      if (eat(",")) s.stride = value();
       expect(")");
       s.var = new_var(a, Type::scalar(ScalarType::int_), false);
+    } else if (eat_word("chunks")) {
+      s.kind = StmtKind::ForChunks;
+      expect("(");
+      s.lo = value();
+      expect(",");
+      s.hi = value();
+      expect(",");
+      s.step = extent("a chunk size");
+      expect(")");
+      s.var = new_var(a, Type::range(s.step), false);
     } else {
-      fail("expected blocks(...), tiles(...), ranks, peers or range(...), found " + found());
+      fail("expected blocks(...), tiles(...), chunks(...), ranks, peers or range(...), found " + found());
     }
     body(s.body);
     close_scope(mark);
@@ -604,9 +626,15 @@ class Reader : private detail::Scanner {
     if (peek() != '(') fail_at(at, "unknown value '" + w + "'");
     expect("(");
     std::vector<ValuePtr> args;
+    int axis = -1;  // a trailing `axis N` (reductions of 2-D tiles, broadcasts)
     if (!eat(")")) {
-      do args.push_back(value());
-      while (eat(","));
+      do {
+        if (!args.empty() && eat_word("axis")) {
+          axis = static_cast<int>(integer_in("an axis", 0, 1));
+          break;
+        }
+        args.push_back(value());
+      } while (eat(","));
       expect(")");
     }
     ValuePtr v;
@@ -618,6 +646,12 @@ class Reader : private detail::Scanner {
     } else if (args.size() == 1 && enum_named(w, &r)) {
       v = make(ValueKind::Reduce, {});
       v->reduce_op = r;
+      v->axis = axis;
+    } else if (args.size() == 1 && w == "broadcast" && ann && axis >= 0) {
+      v = make(ValueKind::Broadcast, {});
+      v->axis = axis;
+    } else if (args.size() == 3 && w == "select") {
+      v = make(ValueKind::Select, {});
     } else if (args.size() == 1 && enum_named(w, &u)) {
       v = make(ValueKind::Unary, {});
       v->unop = u;
@@ -627,6 +661,7 @@ class Reader : private detail::Scanner {
     } else {
       fail_at(at, "unknown operation '" + w + "' with " + std::to_string(args.size()) + " operand(s)");
     }
+    if (axis >= 0 && v->kind != ValueKind::Reduce && v->kind != ValueKind::Broadcast) fail_at(at, "'" + w + "' takes no axis");
     v->operands = std::move(args);
     v->type = ann ? *ann : *implied_type(*k_, *v);
     return v;

@@ -23,7 +23,8 @@
 //              wait<ORDER, SCOPE> VIEW eq|ne|gt|ge|lt|le VALUE
 //              for %i in blocks(VALUE, STEP)[ persistent] { ... }
 //              for [%t, ](%m, %n) in tiles([VALUE, VALUE], [STEP, STEP])[ persistent] { ... }
-//              for %r in ranks|peers { ... }      for %k in range(VALUE, VALUE) { ... }
+//              for %r in ranks|peers { ... }      for %k in range(VALUE, VALUE[, VALUE]) { ... }
+//              for %j in chunks(VALUE, VALUE, STEP) { ... }
 //              if VALUE { ... } [else { ... }]    role NAME = VALUE { ... }
 //   VIEW       x[OFFSET]  x[OFFSET +: N valid VALUE]  x[OFFSET +: RxC valid VALUExVALUE ld VALUE]
 //              A[OFFSET rows R valid VALUE x all VALUE ld VALUE]   (matmul row panel)
@@ -33,7 +34,8 @@
 //   VALUE      INT:TYPE | FLOAT:TYPE | $scalar_param | #size | %var | rank | world | sms |
 //              program | programs | OP[<TYPE>](VALUE, ...) | cast<TYPE>(V) | fill<TYPE>(V) |
 //              load<TYPE>(VIEW[, from V][, other V]) | matmul<TYPE[, simt|mma_sync|wgmma_ws]>(VIEW, VIEW) |
-//              atomic_OP<ORDER, SCOPE[, TYPE]>(VIEW, V[, V][, to V])
+//              atomic_OP<ORDER, SCOPE[, TYPE]>(VIEW, V[, V][, to V]) |
+//              sum|max|min[<TYPE>](V[, axis 0|1]) | broadcast<TYPE>(V, axis 0|1) | select[<TYPE>](V, V, V)
 //
 // Types that follow from a value's operands (implied_type below) are not written; a
 // value whose type differs from the implied one carries it in <...>. Variables are
@@ -73,10 +75,11 @@ bool read(std::string_view text, Module* out, ReadError* error);
 
 // The type the listing leaves out for `value` of `kernel`: RangeStart and RangeExtent
 // are int, Unary has its operand's type, Binary its tile operand's shape (a range for a
-// shifted range) with bool elements for comparisons, Reduce its operand's element,
-// Iota int over its range, Atomic its view's shape over the tensor's element. nullopt
+// shifted range) with bool elements for comparisons, Reduce its operand's element (the
+// 1-D tile of the axis kept, along an axis), Select its choices' element over the
+// shape of whichever operand is a tile, Iota int over its range, Atomic its view's shape over the tensor's element. nullopt
 // for kinds whose listing always gives the type, or that have a fixed one (constants,
-// references, cast, load, fill, matmul), and for malformed values.
+// references, cast, load, fill, broadcast, matmul), and for malformed values.
 std::optional<Type> implied_type(const Kernel& kernel, const Value& value);
 
 }  // namespace irisc::tir

@@ -214,7 +214,27 @@ class Verifier {
         if (!v.type.is_tile() || op(0).type.is_tile()) fail(at(v) + " does not fill a tile with a scalar");
         break;
       case ValueKind::Reduce:
-        if (v.type.is_tile() || !op(0).type.is_tile()) fail(at(v) + " does not reduce a tile to a scalar");
+        if (v.axis < 0) {
+          if (v.type.is_tile() || !op(0).type.is_tile()) fail(at(v) + " does not reduce a tile to a scalar");
+        } else if (v.axis > 1 || !op(0).type.is_tile() || !op(0).type.rows || !v.type.is_tile() || v.type.rows ||
+                   v.type.size != (v.axis == 0 ? op(0).type.size : op(0).type.rows)) {
+          fail(at(v) + " does not reduce an axis of a 2-D tile to a 1-D tile");
+        }
+        break;
+      case ValueKind::Broadcast:
+        if (v.axis < 0 || v.axis > 1 || !op(0).type.is_tile() || op(0).type.rows || !v.type.is_tile() || !v.type.rows ||
+            op(0).type.size != (v.axis == 0 ? v.type.size : v.type.rows) || op(0).type.elem != v.type.elem) {
+          fail(at(v) + " does not repeat a 1-D tile along an axis of a 2-D tile");
+        }
+        break;
+      case ValueKind::Select:
+        if (op(0).type.elem != ScalarType::boolean) fail(at(v) + " has a condition that is not bool");
+        for (int i = 0; i < 3; ++i) {
+          if (op(i).type.is_tile() && !(op(i).type.size == v.type.size && op(i).type.rows == v.type.rows)) {
+            fail(at(v) + " has an operand of another shape");
+          }
+        }
+        if (op(1).type.elem != v.type.elem || op(2).type.elem != v.type.elem) fail(at(v) + " has choices of another type");
         break;
       case ValueKind::Atomic:
         view(v.view, "an atomic");
@@ -265,7 +285,8 @@ class Verifier {
 
   void stmt(const Stmt& s, bool top, int& roles_seen) {
     const bool has_body = s.kind == StmtKind::ForBlocks || s.kind == StmtKind::ForTiles || s.kind == StmtKind::ForRanks ||
-                          s.kind == StmtKind::ForRange || s.kind == StmtKind::If || s.kind == StmtKind::Role;
+                          s.kind == StmtKind::ForRange || s.kind == StmtKind::ForChunks || s.kind == StmtKind::If ||
+                          s.kind == StmtKind::Role;
     if (!has_body && (!s.body.empty() || !s.else_body.empty())) fail(std::string(name(s.kind)) + " has a body");
     for_each_value(s, [&](const ValuePtr& v) { value(*v); });
     auto need = [&](const ValuePtr& v, const char* what) {
@@ -310,6 +331,13 @@ class Verifier {
       case StmtKind::ForRange:
         need(s.lo, "a lower bound");
         need(s.hi, "an upper bound");
+        if (s.stride && !is_int_scalar(*s.stride)) fail("range loop with a step that is not an integer");
+        loop_body(s, {s.var}, roles_seen);
+        break;
+      case StmtKind::ForChunks:
+        need(s.lo, "a lower bound");
+        need(s.hi, "an upper bound");
+        if (s.step < 1) fail("chunks loop with step " + std::to_string(s.step));
         loop_body(s, {s.var}, roles_seen);
         break;
       case StmtKind::If:

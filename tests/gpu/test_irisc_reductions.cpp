@@ -66,6 +66,143 @@ TEST_P(IriscReductions, MaskedTailsUseOtherAndU64ComparesUnsigned) {
   });
 }
 
+// Reductions of 2-D tiles along an axis, broadcasts back, select, and the loops that
+// walk their own work: range(program, n, programs) and chunks(lo, hi, B). Each program
+// takes a band of R rows and walks its C-column chunks in order. Per chunk c it stores
+// the row sums, row maxima and i32 row minima (axis 1) and the column sums (axis 0) of
+// x, and y = select(x > 0, row sum + column maximum, -1). Rows of 16 (narrower than a
+// warp) have a kernel of their own: a column reduction of them would be a 1-D tile of 16.
+const char* kAxes = R"(
+kernel along_axes<R: int = 64, C: int = 128>(
+    x: tensor<f32>[M, N],
+    xi: tensor<i32>[M, N],
+    rsum: tensor<f32>[NC, M],
+    rmax: tensor<f32>[NC, M],
+    rmin: tensor<i32>[NC, M],
+    csum: tensor<f32>[MB, N],
+    y: tensor<f32>[M, N],
+) {
+    for band in range(program, (M + R - 1) / R, programs) {
+        for j in chunks(band * R, min(M, band * R + R), R) {
+            for n in chunks(0, N, C) {
+                let c = start(n) / C;
+                let t = load(x[j, n]);
+                let rs = sum(t, axis: 1);
+                store(rsum[c, j], rs);
+                store(rmax[c, j], max(load(x[j, n], other: -3.0e38), axis: 1));
+                store(rmin[c, j], min(load(xi[j, n], other: 2147483647), axis: 1));
+                store(csum[band, n], sum(t, axis: 0));
+                let cm = broadcast(max(load(x[j, n], other: -3.0e38), axis: 0), rows: R);
+                store(y[j, n], select(t > 0.0, broadcast(rs, cols: C) + cm, -1.0));
+            }
+        }
+    }
+}
+)";
+
+TEST_P(IriscReductions, AlongAnAxisBroadcastAndSelect) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    // (R, C): threads = the smallest 1-D tile, so these cover a row wider than the
+    // threads, one warp per program, and several rows per slot.
+    struct Shape2 { std::int64_t r, c; };
+    for (const Shape2 sh : {Shape2{64, 128}, Shape2{32, 256}, Shape2{128, 64}, Shape2{256, 32}}) {
+      const std::int64_t R = sh.r, C = sh.c, M = 3 * R - 5, N = 2 * C + 7;  // ragged in both
+      const std::int64_t NC = (N + C - 1) / C, MB = (M + R - 1) / R;
+      JitOptions jo;
+      jo.defines = {{"R", R}, {"C", C}};
+      Program p = jit_program(ctx, kAxes, "along_axes.iris", jo);
+      std::mt19937 rng(77 + static_cast<unsigned>(ctx.rank()) + static_cast<unsigned>(R));
+      std::vector<float> x(static_cast<std::size_t>(M * N));
+      std::vector<std::int32_t> xi(x.size());
+      for (std::size_t e = 0; e < x.size(); ++e) {
+        x[e] = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 64.0f;  // exact sums in f32
+        xi[e] = static_cast<std::int32_t>(rng() % 200001) - 100000;
+      }
+      auto xt = ctx.empty<float>({M, N});
+      auto xit = ctx.empty<std::int32_t>({M, N});
+      xt.copy_from_host(x);
+      xit.copy_from_host(xi);
+      auto rsum = ctx.full<float>({NC, M}, 9.0), rmax = ctx.full<float>({NC, M}, 9.0);
+      auto rmin = ctx.full<std::int32_t>({NC, M}, 9);
+      auto csum = ctx.full<float>({MB, N}, 9.0), y = ctx.full<float>({M, N}, 9.0);
+      p.launch("along_axes", {xt, xit, rsum, rmax, rmin, csum, y});
+      ctx.synchronize();
+      const auto got_rsum = rsum.to_host(), got_rmax = rmax.to_host(), got_csum = csum.to_host(), got_y = y.to_host();
+      const auto got_rmin = rmin.to_host();
+      const std::string shape = std::to_string(R) + " x " + std::to_string(C) + " on rank " + std::to_string(ctx.rank());
+      const auto at = [&](std::int64_t i, std::int64_t j) { return static_cast<std::size_t>(i * N + j); };
+      for (std::int64_t c = 0; c < NC; ++c) {
+        for (std::int64_t i = 0; i < M; ++i) {
+          float s = 0, mx = -3.0e38f;
+          std::int32_t mn = 2147483647;
+          for (std::int64_t j = c * C; j < std::min(N, c * C + C); ++j) {
+            s += x[at(i, j)];
+            mx = std::max(mx, x[at(i, j)]);
+            mn = std::min(mn, xi[at(i, j)]);
+          }
+          const std::size_t o = static_cast<std::size_t>(c * M + i);
+          require(got_rsum[o] == s, "row sum " + std::to_string(i) + ", chunk " + std::to_string(c) + " of " + shape +
+                                        ": got " + std::to_string(got_rsum[o]) + ", want " + std::to_string(s));
+          require(got_rmax[o] == mx, "row max " + std::to_string(i) + " of " + shape);
+          require(got_rmin[o] == mn, "i32 row min " + std::to_string(i) + " of " + shape);
+        }
+      }
+      for (std::int64_t b = 0; b < MB; ++b) {
+        for (std::int64_t j = 0; j < N; ++j) {
+          float s = 0;
+          for (std::int64_t i = b * R; i < std::min(M, b * R + R); ++i) s += x[at(i, j)];
+          require(got_csum[static_cast<std::size_t>(b * N + j)] == s, "column sum " + std::to_string(j) + " of " + shape);
+        }
+      }
+      for (std::int64_t i = 0; i < M; ++i) {
+        for (std::int64_t j = 0; j < N; ++j) {
+          const std::int64_t c = j / C, b = i / R;
+          float cm = -3.0e38f;
+          for (std::int64_t k = b * R; k < std::min(M, b * R + R); ++k) cm = std::max(cm, x[at(k, j)]);
+          const float want = x[at(i, j)] > 0 ? got_rsum[static_cast<std::size_t>(c * M + i)] + cm : -1.0f;
+          require(got_y[at(i, j)] == want, "y[" + std::to_string(i) + ", " + std::to_string(j) + "] of " + shape +
+                                               ": got " + std::to_string(got_y[at(i, j)]) + ", want " + std::to_string(want));
+        }
+      }
+    }
+  });
+}
+
+const char* kRows16 = R"(
+kernel rows_of_16(x: tensor<f32>[M, 16], rsum: tensor<f32>[M], y: tensor<f32>[M, 16]) {
+    for (m, n) in tiles([M, 16], [256, 16]) {
+        let rs = sum(load(x[m, n]), axis: 1);
+        store(rsum[m], rs);
+        store(y[m, n], broadcast(rs, cols: 16));
+    }
+}
+)";
+
+TEST_P(IriscReductions, AlongRowsNarrowerThanAWarp) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::int64_t M = 700;
+    Program p = jit_program(ctx, kRows16, "rows_of_16.iris");
+    std::mt19937 rng(5 + static_cast<unsigned>(ctx.rank()));
+    std::vector<float> x(static_cast<std::size_t>(M * 16));
+    for (float& e : x) e = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 64.0f;
+    auto xt = ctx.empty<float>({M, 16});
+    xt.copy_from_host(x);
+    auto rsum = ctx.full<float>({M}, 9.0);
+    auto y = ctx.full<float>({M, 16}, 9.0);
+    p.launch("rows_of_16", {xt, rsum, y});
+    ctx.synchronize();
+    const auto got = rsum.to_host(), got_y = y.to_host();
+    for (std::int64_t i = 0; i < M; ++i) {
+      float s = 0;
+      for (std::int64_t j = 0; j < 16; ++j) s += x[static_cast<std::size_t>(i * 16 + j)];
+      require(got[static_cast<std::size_t>(i)] == s, "row sum " + std::to_string(i) + ": got " +
+                                                          std::to_string(got[static_cast<std::size_t>(i)]) + ", want " +
+                                                          std::to_string(s));
+      for (std::int64_t j = 0; j < 16; ++j) require(got_y[static_cast<std::size_t>(i * 16 + j)] == s, "broadcast row " + std::to_string(i));
+    }
+  });
+}
+
 IRIS_GPU_SUITE(IriscReductions);
 
 }  // namespace

@@ -182,8 +182,18 @@ void Program::stmt(const tir::Stmt& s) {
     }
     case K::ForRange: {
       const i64 lo = sc(*s.lo).i, hi = sc(*s.hi).i;
-      for (i64 i = lo; i < hi; ++i) {
+      const i64 step = s.stride ? sc(*s.stride).i : 1;  // not positive: no iterations, as on the GPU
+      for (i64 i = lo; step > 0 && i < hi; i += step) {
         vars_[static_cast<std::size_t>(s.var)].s = S{i, 0};
+        stmts(s.body);
+      }
+      return;
+    }
+    case K::ForChunks: {
+      const i64 lo = sc(*s.lo).i, bound = sc(*s.hi).i;
+      VarV& v = vars_[static_cast<std::size_t>(s.var)];
+      for (i64 start = lo; start < bound; start += s.step) {
+        v.r = {start, bound - start < s.step ? bound - start : s.step};
         stmts(s.body);
       }
       return;

@@ -153,6 +153,12 @@ S Program::sc(const tir::Value& v) {
       return cast(v.type.elem, t, read(t, b + w.offset * elem_bytes(t)));
     }
     case K::Reduce: return reduce(v);
+    case K::Select: {
+      const S c = sc(*v.operands[0]);
+      const S a = sc(*v.operands[1]);
+      const S b = sc(*v.operands[2]);
+      return c.i ? a : b;
+    }
     case K::Atomic: {
       const View1 w = view1(v.view, v.range, "an atomic on");
       const ScalarType t = elem_of(v.view.param);
@@ -164,33 +170,44 @@ S Program::sc(const tir::Value& v) {
     }
     case K::Fill:
     case K::Iota:
+    case K::Broadcast:
     case K::Matmul: break;
   }
   fail(v.range, std::string("a tile where a scalar was expected (") + tir::name(v.kind) + ")");
 }
 
-S Program::reduce(const tir::Value& v) {
-  const tir::Value& x = *v.operands[0];
-  std::vector<S> t;
-  tl(x, t);
-  const ScalarType e = x.type.elem;
+namespace {
+
+// `count` elements of `t` of type e from `first`, `stride` apart, folded with `op`.
+S fold(tir::ReduceOp op, ScalarType e, const std::vector<S>& t, std::size_t first, std::size_t stride, std::size_t count) {
   const bool flt = is_float(e);
   S acc;
-  if (v.reduce_op == tir::ReduceOp::sum) {
+  if (op == tir::ReduceOp::sum) {
     // Halves sum in float, as the device does, then round once.
-    for (const S& s : t) {
+    for (std::size_t k = 0; k < count; ++k) {
+      const S& s = t[first + k * stride];
       if (flt) acc.f += s.f;
       else acc.i = norm(e, static_cast<i64>(static_cast<u64>(acc.i) + static_cast<u64>(s.i)));
     }
     if (flt) acc.f = round_to(e, acc.f);
     return acc;
   }
-  if (t.empty()) return acc;
-  acc = t[0];
-  for (const S& s : t) {
-    if (v.reduce_op == tir::ReduceOp::max ? less(e, acc, s) : less(e, s, acc)) acc = s;
+  if (count == 0) return acc;
+  acc = t[first];
+  for (std::size_t k = 0; k < count; ++k) {
+    const S& s = t[first + k * stride];
+    if (op == tir::ReduceOp::max ? less(e, acc, s) : less(e, s, acc)) acc = s;
   }
   return acc;
+}
+
+}  // namespace
+
+S Program::reduce(const tir::Value& v) {
+  const tir::Value& x = *v.operands[0];
+  std::vector<S> t;
+  tl(x, t);
+  return fold(v.reduce_op, x.type.elem, t, 0, 1, t.size());
 }
 
 void Program::tl(const tir::Value& v, std::vector<S>& out) {
@@ -300,6 +317,41 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
       return;
     }
     case K::Matmul: matmul(v, out); return;
+    case K::Reduce: {
+      // Along an axis of a row-major R x C tile: axis 0 folds each column, axis 1 each row.
+      const tir::Value& x = *v.operands[0];
+      std::vector<S> t;
+      tl(x, t);
+      const std::size_t R = static_cast<std::size_t>(x.type.rows), C = static_cast<std::size_t>(x.type.size);
+      out.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        out[i] = v.axis == 0 ? fold(v.reduce_op, x.type.elem, t, i, C, R) : fold(v.reduce_op, x.type.elem, t, i * C, 1, C);
+      }
+      return;
+    }
+    case K::Broadcast: {
+      std::vector<S> t;
+      tl(*v.operands[0], t);
+      const std::size_t C = static_cast<std::size_t>(v.type.size);
+      out.resize(n);
+      for (std::size_t i = 0; i < n; ++i) out[i] = t[v.axis == 0 ? i % C : i / C];
+      return;
+    }
+    case K::Select: {
+      std::vector<S> parts[3];
+      S one[3];
+      for (std::size_t k = 0; k < 3; ++k) {
+        const tir::Value& x = *v.operands[k];
+        if (x.type.is_tile()) tl(x, parts[k]);
+        else one[k] = sc(x);
+      }
+      out.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto at = [&](std::size_t k) { return parts[k].empty() ? one[k] : parts[k][i]; };
+        out[i] = at(0).i ? at(1) : at(2);
+      }
+      return;
+    }
     default: break;
   }
   fail(v.range, std::string("a ") + tir::name(v.kind) + " cannot be a tile");

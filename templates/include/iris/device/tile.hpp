@@ -313,5 +313,97 @@ IRIS_DEVICE IRIS_FORCEINLINE T block_reduce(T v, T* scratch, Op op) {
   return v;
 }
 
+// ---- 2-D tiles along one axis -------------------------------------------------------------
+// Shared-memory slots (of the accumulator type) that reduce_axis and broadcast need for
+// an R x C tile of THREADS threads (the printer sizes the kernel's scratch the same way).
+template <int R, int C, int THREADS, int AXIS>
+IRIS_HOST_DEVICE constexpr int axis_scratch() {
+  constexpr int kRowThreads = C < THREADS ? C : THREADS;  // threads holding one row at a slot
+  constexpr int kSegments = kRowThreads > 32 ? kRowThreads / 32 : 1;
+  return AXIS == 1 ? R * kSegments : (C > THREADS ? C : THREADS);
+}
+
+// out = the L2 tile `in` reduced along AXIS with `op` from `ident` in type A: AXIS 0
+// (each column, down its rows) gives the C-element 1-D tile of layout L1, AXIS 1 (each
+// row) the R-element one. Every thread of the program must call it (it synchronizes
+// the block); `scratch` holds axis_scratch<R, C, THREADS, AXIS>() values.
+//
+// Slot s of thread t is flat element s * THREADS + t (Layout2D). Along a row (AXIS 1)
+// a thread first folds its slots of one row (C > THREADS), then the threads of a row
+// fold theirs by warp shuffles, and each warp's part goes through shared memory. Down
+// a column (AXIS 0) a thread folds its slots of one column, and the threads of a
+// column (THREADS > C) meet in shared memory.
+template <class L2, class L1, int AXIS, int THREADS, class A, class T, class Op>
+IRIS_DEVICE void reduce_axis(T (&out)[L1::kPerThread], const T (&in)[L2::kPerThread], A ident, A* scratch, Op op) {
+  constexpr int R = L2::kRows, C = L2::kCols, P = L2::kPerThread;
+  const int t = (int)threadIdx.x;
+  __syncthreads();  // the scratch may still be read by an earlier use
+  if constexpr (AXIS == 1) {
+    constexpr int kGroup = C > THREADS ? C / THREADS : 1;    // consecutive slots of one row
+    constexpr int kRowThreads = C < THREADS ? C : THREADS;
+    constexpr int kLanes = kRowThreads < 32 ? kRowThreads : 32;  // lanes of one row in a warp
+    constexpr int kSegments = kRowThreads > 32 ? kRowThreads / 32 : 1;
+#pragma unroll
+    for (int g = 0; g < P / kGroup; ++g) {
+      A v = ident;
+#pragma unroll
+      for (int i = 0; i < kGroup; ++i) v = op(v, (A)in[g * kGroup + i]);
+#pragma unroll
+      for (int o = kLanes / 2; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+      const int row = L2::row(g * kGroup);
+      if (t % kLanes == 0) scratch[row * kSegments + (t % kRowThreads) / 32] = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < L1::kPerThread; ++s) {
+      const long long e = L1::elem(s);
+      A v = ident;
+      if (e < R) {
+#pragma unroll
+        for (int k = 0; k < kSegments; ++k) v = op(v, scratch[e * kSegments + k]);
+      }
+      out[s] = (T)v;
+    }
+  } else {
+    constexpr int kCols = C > THREADS ? C / THREADS : 1;     // columns of one thread
+    constexpr int kGroups = THREADS > C ? THREADS / C : 1;   // threads of one column
+#pragma unroll
+    for (int k = 0; k < kCols; ++k) {
+      A v = ident;
+#pragma unroll
+      for (int s = k; s < P; s += kCols) v = op(v, (A)in[s]);
+      scratch[k * THREADS + t] = v;  // [group][column]: flat element k * THREADS + t of row 0..kGroups
+    }
+    __syncthreads();
+#pragma unroll
+    for (int s = 0; s < L1::kPerThread; ++s) {
+      const long long e = L1::elem(s);
+      A v = ident;
+      if (e < C) {
+#pragma unroll
+        for (int g = 0; g < kGroups; ++g) v = op(v, scratch[g * C + e]);
+      }
+      out[s] = (T)v;
+    }
+  }
+}
+
+// out = the 1-D tile `in` (layout L1) repeated along AXIS of the L2 tile: AXIS 0 makes
+// every row `in` (element [i, j] = in[j]), AXIS 1 every column (element [i, j] =
+// in[i]). Every thread of the program must call it; `scratch` holds the 1-D tile.
+template <class L2, class L1, int AXIS, class T>
+IRIS_DEVICE void broadcast(T (&out)[L2::kPerThread], const T (&in)[L1::kPerThread], T* scratch) {
+  constexpr int N = AXIS == 0 ? L2::kCols : L2::kRows;
+  __syncthreads();  // the scratch may still be read by an earlier use
+#pragma unroll
+  for (int s = 0; s < L1::kPerThread; ++s) {
+    const long long e = L1::elem(s);
+    if (e < N) scratch[e] = in[s];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int s = 0; s < L2::kPerThread; ++s) out[s] = scratch[AXIS == 0 ? L2::col(s) : L2::row(s)];
+}
+
 }  // namespace iris::device::tile
 #endif  // IRIS_CUDA_COMPILER
