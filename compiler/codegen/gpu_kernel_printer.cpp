@@ -342,31 +342,39 @@ std::string GpuKernelPrinter::reduce(const Value& v, int depth) {
   return half ? std::string(type_name(v.type.elem)) + "(" + r + ")" : r;
 }
 
-// The shared slots the kernel's reductions along an axis and broadcasts need: the most
-// any one of them takes (tile.hpp's axis_scratch, over the block's threads: a role's
-// fewer threads take no more).
-std::int64_t GpuKernelPrinter::axis_scratch_slots() const {
+// The shared slots of the kernel's reductions along an axis (the most any one takes:
+// tile.hpp's axis_scratch, over the block's threads; a role's fewer threads take no
+// more), then a region of its own for each broadcast, which is read slot by slot where
+// it is used (broadcast_offsets_).
+std::int64_t GpuKernelPrinter::axis_scratch_slots() {
   std::int64_t most = 0;
   const std::int64_t t = k_.block_threads;
+  std::vector<const Value*> broadcasts;
   walk(k_.body, [](const Stmt&) {}, [&](const Value& v) {
     if (v.kind == ValueKind::Reduce && v.axis >= 0) {
       const Type& in = v.operands[0]->type;
       const std::int64_t row_threads = std::min(in.size, t);
       most = std::max(most, v.axis == 1 ? in.rows * std::max<std::int64_t>(1, row_threads / 32) : std::max(in.size, t));
     } else if (v.kind == ValueKind::Broadcast) {
-      most = std::max(most, v.operands[0]->type.size);
+      broadcasts.push_back(&v);
     }
   });
+  for (const Value* b : broadcasts) {
+    if (broadcast_offsets_.count(b)) continue;
+    broadcast_offsets_[b] = most;
+    most += b->operands[0]->type.size;
+  }
   return most;
 }
 
-// A reduction of a 2-D tile along an axis into the array `r` (tile.hpp's reduce_axis).
+// A reduction of a 2-D tile along an axis into the array `r` (tile.hpp's reduce_axis),
+// its operand computed slot by slot as it is folded.
 void GpuKernelPrinter::reduce_axis(const Value& v, const std::string& r, int depth) {
   const Value& t = *v.operands[0];
-  const std::string arr = tile(t, depth);
   const bool half = t.type.elem == ScalarType::f16 || t.type.elem == ScalarType::bf16;
   const bool flt = is_float(t.type.elem);
   const std::string acc_t = half ? "float" : type_name(t.type.elem);
+  const std::string e = slot(t, depth);
   const std::string inf = float_from_bits(0x7f800000);
   const std::string lowest = "(" + acc_t + ")" + (is_signed(t.type.elem) ? "(1ull << " + std::to_string(8 * byte_size(t.type.elem) - 1) + ")" : "0");
   const std::string highest = "(" + acc_t + ")~" + lowest;
@@ -375,9 +383,23 @@ void GpuKernelPrinter::reduce_axis(const Value& v, const std::string& r, int dep
                                                            : (flt ? inf : highest);
   const std::string op = v.reduce_op == ReduceOp::sum ? "a + b" : v.reduce_op == ReduceOp::max ? "a > b ? a : b" : "a < b ? a : b";
   line(depth, "iris::device::tile::reduce_axis<" + layout_of(t.type) + ", " + layout_of(v.type) + ", " +
-                  std::to_string(v.axis) + ", " + std::to_string(threads_) + ", " + acc_t + ">(" + r + ", " + arr + ", " +
-                  ident + ", reinterpret_cast<" + acc_t + "*>(iris_axis_scratch), [](" + acc_t + " a, " + acc_t +
-                  " b) { return " + op + "; });");
+                  std::to_string(v.axis) + ", " + std::to_string(threads_) + ", " + acc_t + ">(" + r + ", [&](int s) { return (" +
+                  acc_t + ")(" + e + "); }, " + ident + ", reinterpret_cast<" + acc_t + "*>(iris_axis_scratch), [](" + acc_t +
+                  " a, " + acc_t + " b) { return " + op + "; });");
+}
+
+// Slot s of a broadcast: its 1-D tile staged in the broadcast's own shared region, read
+// at the slot's column (repeated over rows) or row (over columns).
+std::string GpuKernelPrinter::broadcast_slot(const Value& v, int depth) {
+  const auto at = broadcast_offsets_.find(&v);
+  if (at == broadcast_offsets_.end()) internal_error("a broadcast with no scratch");
+  const Value& in = *v.operands[0];
+  const std::string t = type_name(v.type.elem);
+  const std::string arr = tile(in, depth);
+  const std::string region = fresh("bc");
+  line(depth, t + "* const " + region + " = reinterpret_cast<" + t + "*>(iris_axis_scratch + " + std::to_string(at->second) + ");");
+  line(depth, "iris::device::tile::stage<" + layout_of(in.type) + ", " + std::to_string(in.type.size) + ">(" + arr + ", " + region + ");");
+  return region + "[" + layout_of(v.type) + (v.axis == 0 ? "::col(s)]" : "::row(s)]");
 }
 
 // ---- tiles ----------------------------------------------------------------------------
@@ -434,12 +456,6 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
       reduce_axis(v, r, depth);
       return r;
     }
-    case ValueKind::Broadcast: {
-      const std::string in = tile(*v.operands[0], depth);
-      line(depth, "iris::device::tile::broadcast<" + L + ", " + layout_of(v.operands[0]->type) + ", " + std::to_string(v.axis) +
-                      ">(" + r + ", " + in + ", reinterpret_cast<" + t + "*>(iris_axis_scratch));");
-      return r;
-    }
     case ValueKind::Fill: {
       const std::string x = scalar(*v.operands[0], depth);
       line(depth, "#pragma unroll");
@@ -493,6 +509,7 @@ std::string GpuKernelPrinter::slot(const Value& v, int depth) {
   if (v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast || v.kind == ValueKind::Select) {
     return slot_expr(v, depth);
   }
+  if (v.kind == ValueKind::Broadcast) return broadcast_slot(v, depth);
   if (const Value* a = alias(v)) return slot(*a, depth);
   if (in_epilogue_ && v.kind == ValueKind::Load && v.view.rows) {
     // One slot read where it is used: the accumulators leave no registers for a
@@ -522,6 +539,7 @@ std::string GpuKernelPrinter::slot_expr(const Value& v, int depth) {
       const std::string c = slot(*v.operands[0], depth), a = slot(*v.operands[1], depth);
       return "(" + c + " ? " + a + " : " + slot(*v.operands[2], depth) + ")";
     }
+    case ValueKind::Broadcast: return broadcast_slot(v, depth);
     default: return tile(v, depth) + "[s]";
   }
 }

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -119,7 +120,8 @@ class GpuKernelPrinter : public CppPrinter {
   std::string atomic_call(const Value& v, const std::string& ptr, const std::vector<std::string>& ops,
                           const std::string& to);
   std::string range_part(const Value& r, bool start, int depth);
-  std::int64_t axis_scratch_slots() const;
+  std::int64_t axis_scratch_slots();
+  std::string broadcast_slot(const tir::Value& v, int depth);
   void reduce_axis(const tir::Value& v, const std::string& r, int depth);
   std::string reduce(const Value& v, int depth);
   // ---- tiles ----------------------------------------------------------------------------
@@ -148,6 +150,7 @@ class GpuKernelPrinter : public CppPrinter {
   bool in_epilogue_ = false;           // printing that GEMM's epilogue
   bool in_prologue_ = false;           // its prologue (the producer's thread alone)
   std::vector<const Value*> aliases_;  // per variable: the value it stands for, or null
+  std::map<const tir::Value*, std::int64_t> broadcast_offsets_;  // each broadcast's region of iris_axis_scratch
   int acc_var_ = -1;                   // the variable bound to the accumulator registers
 };
 

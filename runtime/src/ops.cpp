@@ -2,6 +2,7 @@
 // dsl/ops/ (or the collectives of iris/ccl.hpp), through library.hpp's instances.
 #include "iris/ops.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 
@@ -249,9 +250,106 @@ void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& 
                     s);
 }
 
+// The tokens of one chunk of flash_decode_partial (its BN).
+constexpr std::int64_t kDecodeChunk = 64;
+
 }  // namespace
 
 namespace detail {
+
+Decode check_decode(DType dt, const Shape& q, const Shape& k, const Shape& v, const Shape& out, const void* pq,
+                    const void* pk, const void* pv, void* pout) {
+  if (dt != DType::bf16 && dt != DType::f16 && dt != DType::f32) {
+    throw Error("flash_decode: the tensors are " + std::string(dtype_name(dt)) + "; bf16, f16 or f32 expected");
+  }
+  if (q.size() != 2 || k.size() != 2 || v != k || out != q) {
+    throw Error("flash_decode: q " + shape_text(q) + ", k " + shape_text(k) + ", v " + shape_text(v) + " and out " +
+                shape_text(out) + " are not q and out [B * H, D], k and v [B * L, HKV * D]");
+  }
+  const std::int64_t d = q[1];
+  if (d < 32 || d > 256 || (d & (d - 1)) != 0) {
+    throw Error("flash_decode: the head dimension D = " + std::to_string(d) + " is not a power of two from 32 to 256");
+  }
+  if (k[1] % d != 0 || k[1] == 0) {
+    throw Error("flash_decode: k's " + std::to_string(k[1]) + " columns are not key/value heads of D = " + std::to_string(d));
+  }
+  return Decode{dt, pq, pk, pv, pout, q[0], d, k[0], k[1]};
+}
+
+void flash_decode(Context& ctx, const Decode& a, const DecodeOptions& asked, const Gather& gather) {
+  const Schedule sc = gather ? Schedule::unfused
+                             : schedule_of("flash_decode", asked.schedule, {Schedule::fused, Schedule::unfused});
+  const std::int64_t heads = asked.heads ? asked.heads : a.rows, kv_heads = a.kv_cols / a.d;
+  if (heads <= 0 || a.rows % heads != 0) {
+    throw Error("flash_decode: q's " + std::to_string(a.rows) + " rows are not sequences of " + std::to_string(heads) + " heads");
+  }
+  if (heads % kv_heads != 0) {
+    throw Error("flash_decode: " + std::to_string(heads) + " query heads do not share " + std::to_string(kv_heads) +
+                " key/value heads evenly");
+  }
+  const std::int64_t batch = a.rows / heads;
+  if (a.tokens % batch != 0) {
+    throw Error("flash_decode: k's " + std::to_string(a.tokens) + " rows are not " + std::to_string(batch) +
+                " sequences of equal length");
+  }
+  const std::int64_t len = a.tokens / batch;
+  // Enough (split, row) pairs for four programs per SM, each at least a chunk of tokens.
+  std::int64_t splits = asked.splits;
+  if (splits <= 0) {
+    const std::int64_t want = (4 * ctx.multiprocessors() + a.rows - 1) / a.rows;
+    splits = std::max<std::int64_t>(1, std::min(want, (len + kDecodeChunk - 1) / kDecodeChunk));
+  }
+  const float scale = asked.scale != 0.0f ? asked.scale : 1.0f / std::sqrt(static_cast<float>(a.d));
+  const bool fused = sc == Schedule::fused;
+  auto defines = library::type_defines(a.dtype, false);
+  defines["D"] = a.d;
+  defines["BN"] = kDecodeChunk;
+  auto partial_defines = defines, combine_defines = defines;
+  partial_defines["PUSH"] = fused ? 1 : 0;
+  combine_defines["WAIT"] = fused ? 1 : 0;
+  Instance& comb = instance(ctx, "ops/flash_decode.iris", "flash_decode_combine", combine_defines);
+  Instance& part = instance(ctx, "ops/flash_decode.iris", "flash_decode_partial", partial_defines);
+  const std::int64_t world = ctx.world(), parts = world * splits * a.rows;
+  auto* po = static_cast<float*>(library::scratch(ctx, "ops.decode_parts", static_cast<std::size_t>(parts * (a.d + 1)) * sizeof(float)));
+  float* plse = po + parts * a.d;
+  const Arg flags = flags_arg(library::tile_flags(ctx, comb, static_cast<std::size_t>(parts)), parts);
+  Stream s = asked.stream ? asked.stream : ctx.stream();
+  const Arg po_arg = buffer(po, DType::f32, {parts, a.d}), plse_arg = buffer(plse, DType::f32, {parts});
+  if (fused) {
+    // Peers store into this rank's parts in this call only after every rank's last call
+    // has combined them (the combine's depart), so no barrier comes first.
+    part.program.launch(part.kernel,
+                        {buffer(a.q, a.dtype, {a.rows, a.d}), buffer(a.k, a.dtype, {a.tokens, a.kv_cols}),
+                         buffer(a.v, a.dtype, {a.tokens, a.kv_cols}), po_arg, plse_arg, flags, state_arg(comb), heads,
+                         splits, scale},
+                        s);
+    // Where ranks share a GPU, combine programs spinning on every SM for a peer's parts
+    // could keep that peer's attention kernel from ever getting one (as in
+    // all_gather_matmul's push form): there every rank's parts are in first. The host
+    // backend runs each rank's programs on threads of its own.
+    if (library::share(ctx) > 1 && !ctx.on_host()) ctx.device_barrier(s);
+  } else {
+    // This rank's parts, [splits * rows, D] and [splits * rows], gathered rank by rank
+    // into po and plse (rank r's parts at rows r * splits * rows..).
+    const std::int64_t mine = splits * a.rows;
+    auto* send = static_cast<float*>(library::scratch(ctx, "ops.decode_send", static_cast<std::size_t>(mine * (a.d + 1)) * sizeof(float)));
+    float* send_lse = send + mine * a.d;
+    part.program.launch(part.kernel,
+                        {buffer(a.q, a.dtype, {a.rows, a.d}), buffer(a.k, a.dtype, {a.tokens, a.kv_cols}),
+                         buffer(a.v, a.dtype, {a.tokens, a.kv_cols}), buffer(send, DType::f32, {mine, a.d}),
+                         buffer(send_lse, DType::f32, {mine}), flags, state_arg(comb), heads, splits, scale},
+                        s);
+    const Gather all_gather = gather ? gather : Gather([&ctx](const void* from, void* to, std::size_t n, Stream st) {
+      ccl::detail::all_gather(ctx, DType::f32, from, to, n, {ccl::ReduceOp::sum, ccl::Algorithm::automatic, st});
+    });
+    all_gather(send, po, static_cast<std::size_t>(mine * a.d), s);
+    all_gather(send_lse, plse, static_cast<std::size_t>(mine), s);
+  }
+  comb.program.launch(comb.kernel,
+                      {po_arg, plse_arg, flags, buffer(a.out, a.dtype, {a.rows, a.d}), state_arg(comb), sync_arg(ctx, comb),
+                       splits},
+                      s);
+}
 
 Gemm check(const char* what, DType dt, DType c_dt, bool f32_c, const Shape& a, const Shape& b, const Shape& c,
            const void* pa, const void* pb, void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul) {

@@ -476,6 +476,111 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
   });
 }
 
+// flash_decode against a host softmax in f64, fused and unfused: one sequence and
+// several, query heads sharing key/value heads, a rank's tokens not a multiple of the
+// chunk (and fewer than the splits), called back to back with new inputs, and (CUDA)
+// replayed from a graph. Every rank holds L tokens of each sequence; values in [-1, 1].
+struct DecodeCase {
+  std::int64_t batch, heads, kv_heads, d, len;
+  int splits;  // 0: the library's choice
+};
+
+template <class T>
+void check_flash_decode(Context& ctx, const DecodeCase& c, ops::Schedule schedule, int calls, bool graph) {
+  const std::int64_t W = ctx.world(), rows = c.batch * c.heads, cols = c.kv_heads * c.d, tokens = c.batch * c.len;
+  const auto qv = [](std::int64_t i, std::int64_t j, int call) { return ((i * 7 + j * 3 + call * 5) % 17 - 8) / 8.0; };
+  const auto kvv = [](int r, std::int64_t i, std::int64_t j, int call, int which) {
+    return ((r * 13 + i * 5 + j * 11 + call * 3 + which * 7) % 19 - 9) / 9.0;
+  };
+  auto q = ctx.zeros<T>({rows, c.d});
+  auto k = ctx.zeros<T>({tokens, cols});
+  auto v = ctx.zeros<T>({tokens, cols});
+  auto out = ctx.zeros<T>({rows, c.d});
+  const ops::DecodeOptions o{.heads = static_cast<int>(c.heads), .splits = c.splits, .schedule = schedule};
+  const std::string what = std::string(ops::name(schedule)) + " B=" + std::to_string(c.batch) + " H=" + std::to_string(c.heads) +
+                           " HKV=" + std::to_string(c.kv_heads) + " D=" + std::to_string(c.d) + " L=" + std::to_string(c.len) +
+                           " splits=" + std::to_string(c.splits) + " on rank " + std::to_string(ctx.rank());
+  std::optional<Graph> g;
+  for (int call = 0; call < calls; ++call) {
+    const int in = graph ? 0 : call;
+    ctx.barrier();
+    set(q, [&](std::int64_t i, std::int64_t j) { return qv(i, j, in); });
+    set(k, [&](std::int64_t i, std::int64_t j) { return kvv(ctx.rank(), i, j, in, 0); });
+    set(v, [&](std::int64_t i, std::int64_t j) { return kvv(ctx.rank(), i, j, in, 1); });
+    set(out, [](std::int64_t, std::int64_t) { return -7.0; });
+    ctx.synchronize();
+    ctx.barrier();
+    if (graph && call == 0) {
+      ops::flash_decode(ctx, q, k, v, out, o);  // the eager first call sets up
+      ctx.synchronize();
+      g.emplace(ctx.stream(), [&] { ops::flash_decode(ctx, q, k, v, out, o); });
+    }
+    if (g) g->launch(ctx.stream());
+    else ops::flash_decode(ctx, q, k, v, out, o);
+    ctx.synchronize();
+    const std::vector<T> got = out.to_host();
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
+    const double round = std::is_same_v<T, float> ? 1e-5 : 2e-2;
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t b = row / c.heads, kh = (row % c.heads) / (c.heads / c.kv_heads);
+      // Every rank's inputs are a function of (rank, row, column), rounded to T.
+      std::vector<double> score, weight;
+      std::vector<std::vector<double>> vals;
+      for (int r = 0; r < W; ++r) {
+        for (std::int64_t t = 0; t < c.len; ++t) {
+          const std::int64_t i = b * c.len + t;
+          double s = 0;
+          for (std::int64_t j = 0; j < c.d; ++j) {
+            s += static_cast<double>(static_cast<float>(static_cast<T>(static_cast<float>(qv(row, j, in))))) *
+                 static_cast<double>(static_cast<float>(static_cast<T>(static_cast<float>(kvv(r, i, kh * c.d + j, in, 0)))));
+          }
+          score.push_back(s * scale);
+          std::vector<double> vr(static_cast<std::size_t>(c.d));
+          for (std::int64_t j = 0; j < c.d; ++j) {
+            vr[static_cast<std::size_t>(j)] = static_cast<float>(static_cast<T>(static_cast<float>(kvv(r, i, kh * c.d + j, in, 1))));
+          }
+          vals.push_back(std::move(vr));
+        }
+      }
+      double top = -1e300, total = 0;
+      for (double s : score) top = std::max(top, s);
+      for (double s : score) total += std::exp(s - top);
+      for (std::int64_t j = 0; j < c.d; ++j) {
+        double want = 0;
+        for (std::size_t t = 0; t < score.size(); ++t) want += std::exp(score[t] - top) / total * vals[t][static_cast<std::size_t>(j)];
+        const double have = static_cast<float>(got[static_cast<std::size_t>(row * c.d + j)]);
+        require(std::fabs(have - want) <= round * (1 + std::fabs(want)),
+                "flash_decode " + what + ", call " + std::to_string(call) + ": out[" + std::to_string(row) + ", " +
+                    std::to_string(j) + "] = " + std::to_string(have) + ", want " + std::to_string(want));
+      }
+    }
+  }
+}
+
+TEST_P(Ops, FlashDecode) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const DecodeCase cases[] = {
+        {1, 4, 4, 128, 200, 0},  // one sequence, four heads of their own
+        {2, 8, 2, 64, 70, 3},    // two sequences, heads in groups of 4; 70 tokens in 3 splits
+        {3, 2, 1, 32, 5, 4},     // fewer tokens than splits: some splits are empty
+    };
+    for (const DecodeCase& c : cases) {
+      for (ops::Schedule s : {ops::Schedule::fused, ops::Schedule::unfused}) check_flash_decode<bfloat16>(ctx, c, s, 3, false);
+    }
+    check_flash_decode<float>(ctx, cases[1], ops::Schedule::fused, 2, false);
+    check_flash_decode<half>(ctx, cases[0], ops::Schedule::fused, 2, false);
+  });
+}
+
+TEST_P(Ops, FlashDecodeReplaysInAGraph) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    for (ops::Schedule s : {ops::Schedule::fused, ops::Schedule::unfused}) {
+      check_flash_decode<bfloat16>(ctx, {2, 8, 2, 64, 300, 0}, s, 4, true);
+    }
+  });
+}
+
 IRIS_GPU_SUITE(Ops);
 
 }  // namespace

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "iris/ccl.hpp"
 #include "iris/context.hpp"
@@ -53,6 +54,8 @@ struct Options {
 
 const char* name(Schedule s);
 
+struct DecodeOptions;  // flash_decode's, below
+
 namespace detail {
 struct Gemm {
   DType dtype;  // A's and B's
@@ -70,6 +73,22 @@ void all_gather_matmul(Context& ctx, const Gemm& g, const Options& o);
 // c_dt (dt, or f32 where `f32_c`) (throws naming `what` otherwise).
 Gemm check(const char* what, DType dt, DType c_dt, bool f32_c, const Shape& a, const Shape& b, const Shape& c,
            const void* pa, const void* pb, void* pc, std::int64_t rows_num, std::int64_t rows_den, std::int64_t cols_mul);
+struct Decode {
+  DType dtype;
+  const void* q;
+  const void* k;
+  const void* v;
+  void* out;
+  std::int64_t rows, d, tokens, kv_cols;  // q [rows, d]; k and v [tokens, kv_cols]
+};
+Decode check_decode(DType dt, const Shape& q, const Shape& k, const Shape& v, const Shape& out, const void* pq,
+                    const void* pk, const void* pv, void* pout);
+// The unfused flash decode with `gather` moving the parts between its two kernels:
+// gather(send, recv, count, stream) is an all-gather of `count` f32 per rank, into
+// recv rank by rank. The library's own passes iris/ccl.hpp's; a benchmark may pass
+// another collective's.
+using Gather = std::function<void(const void* send, void* recv, std::size_t count, Stream stream)>;
+void flash_decode(Context& ctx, const Decode& a, const DecodeOptions& o, const Gather& gather = nullptr);
 }  // namespace detail
 
 // C [M, world * N] = [A B_0, A B_1, ...]: rank r's B [K, N] gives columns r * N.. on
@@ -99,6 +118,33 @@ template <class T>
 void all_gather_matmul(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<T>& C, const Options& o = {}) {
   detail::all_gather_matmul(ctx, detail::check("all_gather_matmul", dtype_of_v<T>, dtype_of_v<T>, false, A.shape(), B.shape(), C.shape(),
                                                A.data(), B.data(), C.data(), ctx.world(), 1, 1), o);
+}
+
+// flash_decode: attention of one new token per sequence over a KV cache whose tokens are
+// split over the ranks (sequence parallelism; Iris's example 13). Every rank passes the
+// same queries q [B * H, D] (row b * H + h) and its own L tokens of each sequence, k and
+// v [B * L, HKV * D] (row b * L + t; query head h reads key/value head h / (H / HKV)),
+// all of one type, bf16, f16 or f32, D a power of two from 32 to 256. Every rank gets
+// out [B * H, D] = softmax(scale q k^T) v over the tokens of every rank.
+//   fused (automatic): each rank's attention kernel stores its parts (output and
+//     log-sum-exp of each split of each row) into every rank and flags them; a second
+//     kernel waits for them and combines.
+//   unfused: the same parts kept here, gathered with iris/ccl.hpp's all_gather, then
+//     combined.
+struct DecodeOptions {
+  int heads = 0;       // H, query heads per sequence (0: q's rows, one sequence)
+  float scale = 0.0f;  // 0: 1 / sqrt(D)
+  int splits = 0;      // parts of each rank's tokens per row (0: enough rows x splits for the SMs)
+  Schedule schedule = Schedule::automatic;
+  Stream stream = nullptr;  // default: the rank's stream
+};
+
+template <class T>
+void flash_decode(Context& ctx, const Tensor<T>& q, const Tensor<T>& k, const Tensor<T>& v, Tensor<T>& out,
+                  const DecodeOptions& o = {}) {
+  detail::flash_decode(ctx, detail::check_decode(dtype_of_v<T>, q.shape(), k.shape(), v.shape(), out.shape(), q.data(),
+                                                 k.data(), v.data(), out.data()),
+                       o);
 }
 
 }  // namespace iris::ops

@@ -323,18 +323,20 @@ IRIS_HOST_DEVICE constexpr int axis_scratch() {
   return AXIS == 1 ? R * kSegments : (C > THREADS ? C : THREADS);
 }
 
-// out = the L2 tile `in` reduced along AXIS with `op` from `ident` in type A: AXIS 0
-// (each column, down its rows) gives the C-element 1-D tile of layout L1, AXIS 1 (each
-// row) the R-element one. Every thread of the program must call it (it synchronizes
-// the block); `scratch` holds axis_scratch<R, C, THREADS, AXIS>() values.
+// out = the L2 tile reduced along AXIS with `op` from `ident` in type A: AXIS 0 (each
+// column, down its rows) gives the C-element 1-D tile of layout L1, AXIS 1 (each row)
+// the R-element one. `in(s)` is the tile's slot s as an A: an expression computed where
+// it is folded, so `sum(x * y, axis: 1)` holds no product tile. Every thread of the
+// program must call it (it synchronizes the block); `scratch` holds
+// axis_scratch<R, C, THREADS, AXIS>() values.
 //
 // Slot s of thread t is flat element s * THREADS + t (Layout2D). Along a row (AXIS 1)
 // a thread first folds its slots of one row (C > THREADS), then the threads of a row
 // fold theirs by warp shuffles, and each warp's part goes through shared memory. Down
 // a column (AXIS 0) a thread folds its slots of one column, and the threads of a
 // column (THREADS > C) meet in shared memory.
-template <class L2, class L1, int AXIS, int THREADS, class A, class T, class Op>
-IRIS_DEVICE void reduce_axis(T (&out)[L1::kPerThread], const T (&in)[L2::kPerThread], A ident, A* scratch, Op op) {
+template <class L2, class L1, int AXIS, int THREADS, class A, class T, class In, class Op>
+IRIS_DEVICE IRIS_FORCEINLINE void reduce_axis(T (&out)[L1::kPerThread], In in, A ident, A* scratch, Op op) {
   constexpr int R = L2::kRows, C = L2::kCols, P = L2::kPerThread;
   const int t = (int)threadIdx.x;
   __syncthreads();  // the scratch may still be read by an earlier use
@@ -347,7 +349,7 @@ IRIS_DEVICE void reduce_axis(T (&out)[L1::kPerThread], const T (&in)[L2::kPerThr
     for (int g = 0; g < P / kGroup; ++g) {
       A v = ident;
 #pragma unroll
-      for (int i = 0; i < kGroup; ++i) v = op(v, (A)in[g * kGroup + i]);
+      for (int i = 0; i < kGroup; ++i) v = op(v, in(g * kGroup + i));
 #pragma unroll
       for (int o = kLanes / 2; o > 0; o /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
       const int row = L2::row(g * kGroup);
@@ -371,7 +373,7 @@ IRIS_DEVICE void reduce_axis(T (&out)[L1::kPerThread], const T (&in)[L2::kPerThr
     for (int k = 0; k < kCols; ++k) {
       A v = ident;
 #pragma unroll
-      for (int s = k; s < P; s += kCols) v = op(v, (A)in[s]);
+      for (int s = k; s < P; s += kCols) v = op(v, in(s));
       scratch[k * THREADS + t] = v;  // [group][column]: flat element k * THREADS + t of row 0..kGroups
     }
     __syncthreads();
@@ -388,21 +390,19 @@ IRIS_DEVICE void reduce_axis(T (&out)[L1::kPerThread], const T (&in)[L2::kPerThr
   }
 }
 
-// out = the 1-D tile `in` (layout L1) repeated along AXIS of the L2 tile: AXIS 0 makes
-// every row `in` (element [i, j] = in[j]), AXIS 1 every column (element [i, j] =
-// in[i]). Every thread of the program must call it; `scratch` holds the 1-D tile.
-template <class L2, class L1, int AXIS, class T>
-IRIS_DEVICE void broadcast(T (&out)[L2::kPerThread], const T (&in)[L1::kPerThread], T* scratch) {
-  constexpr int N = AXIS == 0 ? L2::kCols : L2::kRows;
-  __syncthreads();  // the scratch may still be read by an earlier use
+// A 1-D tile (layout L1, N elements) into `scratch`, for reading back repeated along an
+// axis of a 2-D tile: slot s of a broadcast over rows (element [i, j] = t[j]) is
+// scratch[L2::col(s)], over columns scratch[L2::row(s)]. Every thread of the program
+// must call it; the scratch is the broadcast's own, read until its next staging.
+template <class L1, int N, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void stage(const T (&in)[L1::kPerThread], T* scratch) {
+  __syncthreads();  // an earlier staging may still be read
 #pragma unroll
   for (int s = 0; s < L1::kPerThread; ++s) {
     const long long e = L1::elem(s);
     if (e < N) scratch[e] = in[s];
   }
   __syncthreads();
-#pragma unroll
-  for (int s = 0; s < L2::kPerThread; ++s) out[s] = scratch[AXIS == 0 ? L2::col(s) : L2::row(s)];
 }
 
 }  // namespace iris::device::tile
