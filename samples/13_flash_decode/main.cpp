@@ -78,7 +78,8 @@ void decode(Context& ctx, const SampleArgs& args) {
     want.push_back(std::move(o));
   }
 
-  const ops::DecodeOptions fused{.heads = static_cast<int>(H), .schedule = ops::Schedule::fused};
+  const int splits = static_cast<int>(args.get("--splits"));
+  const ops::DecodeOptions fused{.heads = static_cast<int>(H), .splits = splits, .schedule = ops::Schedule::fused};
   std::vector<Variant> variants;
   std::unique_ptr<Nccl> nccl;
   if (args.runs("baseline") && !args.host) {
@@ -86,11 +87,12 @@ void decode(Context& ctx, const SampleArgs& args) {
     nccl = Nccl::create(ctx, &why);
     if (!nccl) report(ctx, "  baseline  SKIPPED: " + why);
   }
-  const ops::detail::Decode a = ops::detail::check_decode(DType::bf16, q.shape(), k.shape(), v.shape(), out.shape(),
-                                                          q.data(), k.data(), v.data(), out.data());
   if (nccl) {
     variants.push_back({"baseline",
                         [&] {
+                          // `out` is a new tensor after each reset: the operands are taken per call.
+                          const ops::detail::Decode a = ops::detail::check_decode(
+                              DType::bf16, q.shape(), k.shape(), v.shape(), out.shape(), q.data(), k.data(), v.data(), out.data());
                           ops::detail::flash_decode(ctx, a, fused, [&](const void* from, void* to, std::size_t n, Stream s) {
                             nccl->all_gather(from, to, n, DType::f32, s);
                           });
@@ -102,7 +104,7 @@ void decode(Context& ctx, const SampleArgs& args) {
     variants.push_back({"iris",
                         [&] {
                           ops::flash_decode(ctx, q, k, v, out,
-                                            {.heads = static_cast<int>(H), .schedule = ops::Schedule::unfused});
+                                            {.heads = static_cast<int>(H), .splits = splits, .schedule = ops::Schedule::unfused});
                         },
                         "iris unfused"});
   }
@@ -151,6 +153,7 @@ int main(int argc, char** argv) {
                       {"--kv-heads", "key/value heads", 8, 2},
                       {"--dim", "head dimension (a power of two, 32 to 256)", 128, 64},
                       {"--tokens", "tokens of each sequence, over all ranks", 32768, 300},
+                      {"--splits", "parts of each rank's tokens per query row (0: the library's choice)", 0, 0},
                       {"--check", "query rows checked", 16, 4}};
   spec.heap_bytes = [](const SampleArgs& a) {
     const auto b = static_cast<std::size_t>(a.get("--batch")), h = static_cast<std::size_t>(a.get("--heads")),
