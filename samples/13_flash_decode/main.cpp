@@ -11,8 +11,7 @@
 #include <vector>
 
 #include "exact.hpp"
-#include "iris/ops.hpp"
-#include "nccl.hpp"
+#include "ops_sample.hpp"
 #include "sample.hpp"
 
 using namespace iris;
@@ -81,12 +80,7 @@ void decode(Context& ctx, const SampleArgs& args) {
   const int splits = static_cast<int>(args.get("--splits"));
   const ops::DecodeOptions fused{.heads = static_cast<int>(H), .splits = splits, .schedule = ops::Schedule::fused};
   std::vector<Variant> variants;
-  std::unique_ptr<Nccl> nccl;
-  if (args.runs("baseline") && !args.host) {
-    std::string why;
-    nccl = Nccl::create(ctx, &why);
-    if (!nccl) report(ctx, "  baseline  SKIPPED: " + why);
-  }
+  std::unique_ptr<Nccl> nccl = baseline_nccl(ctx, args);
   if (nccl) {
     variants.push_back({"baseline",
                         [&] {

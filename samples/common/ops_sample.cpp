@@ -89,12 +89,7 @@ void all_reduce_op(Context& ctx, const SampleArgs& args, const LibrarySample& s)
                        2 * unit_roundoff<T>() * (W * mag[i] + std::fabs(want[i])) + 1e-6});
   }
   std::vector<Variant> variants;
-  std::unique_ptr<Nccl> nccl;
-  if (args.runs("baseline") && !args.host) {
-    std::string why;
-    nccl = Nccl::create(ctx, &why);
-    if (!nccl) report(ctx, "  baseline  SKIPPED: " + why);
-  }
+  std::unique_ptr<Nccl> nccl = baseline_nccl(ctx, args);
   const DType dt = dtype_of_v<T>;
   if (nccl) {
     variants.push_back({"baseline", [&] { nccl->all_reduce(x.data(), y.data(), n, dt, ccl::ReduceOp::sum, ctx.stream()); },
@@ -129,6 +124,14 @@ void run_op(Context& ctx, const SampleArgs& args, const LibrarySample& s) {
 }
 
 }  // namespace
+
+std::unique_ptr<Nccl> baseline_nccl(Context& ctx, const SampleArgs& args) {
+  if (!args.runs("baseline") || args.host) return nullptr;
+  std::string why;
+  std::unique_ptr<Nccl> nccl = Nccl::create(ctx, &why);
+  if (!nccl) report(ctx, "  baseline  SKIPPED: " + why);
+  return nccl;
+}
 
 int library_sample_main(int argc, char** argv, const LibrarySample& s) {
   SampleSpec spec{s.name, s.summary, 64u << 20, 1, {}};

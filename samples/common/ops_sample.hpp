@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "gemm_op.hpp"
+#include "nccl.hpp"
+#include "sample.hpp"
 #include "iris/ccl.hpp"
 #include "iris/ops.hpp"
 
@@ -27,6 +29,11 @@ struct LibrarySample {
   // Further forms of the GEMM op, each run, validated and printed under its label.
   std::vector<std::pair<const char*, ops::Options>> also = {};
 };
+
+// NCCL for a sample's baseline where it runs (--path takes it, not on the host backend,
+// ranks on GPUs of their own); else null, rank 0 having printed the baseline SKIPPED
+// with the reason.
+std::unique_ptr<Nccl> baseline_nccl(Context& ctx, const SampleArgs& args);
 
 // Parses argv (sample_main's options, plus --m --n --k --check for the GEMM ops), runs
 // the op and its baseline on every rank, prints the results; returns sample_main's code.

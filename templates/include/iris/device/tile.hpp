@@ -323,6 +323,24 @@ IRIS_HOST_DEVICE constexpr int axis_scratch() {
   return AXIS == 1 ? R * kSegments : (C > THREADS ? C : THREADS);
 }
 
+namespace detail {
+// out[s] = the PARTS values of element e = L1::elem(s) (< N) in scratch, folded: part k
+// at scratch[e * PARTS + k] (STRIDE 1) or scratch[k * STRIDE + e].
+template <class L1, int N, int PARTS, int STRIDE, class T, class A, class Op>
+IRIS_DEVICE IRIS_FORCEINLINE void fold_parts(T (&out)[L1::kPerThread], A ident, const A* scratch, Op op) {
+#pragma unroll
+  for (int s = 0; s < L1::kPerThread; ++s) {
+    const long long e = L1::elem(s);
+    A v = ident;
+    if (e < N) {
+#pragma unroll
+      for (int k = 0; k < PARTS; ++k) v = op(v, STRIDE == 1 ? scratch[e * PARTS + k] : scratch[k * STRIDE + e]);
+    }
+    out[s] = (T)v;
+  }
+}
+}  // namespace detail
+
 // out = the L2 tile reduced along AXIS with `op` from `ident` in type A: AXIS 0 (each
 // column, down its rows) gives the C-element 1-D tile of layout L1, AXIS 1 (each row)
 // the R-element one. `in(s)` is the tile's slot s as an A: an expression computed where
@@ -356,16 +374,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void reduce_axis(T (&out)[L1::kPerThread], In in, A
       if (t % kLanes == 0) scratch[row * kSegments + (t % kRowThreads) / 32] = v;
     }
     __syncthreads();
-#pragma unroll
-    for (int s = 0; s < L1::kPerThread; ++s) {
-      const long long e = L1::elem(s);
-      A v = ident;
-      if (e < R) {
-#pragma unroll
-        for (int k = 0; k < kSegments; ++k) v = op(v, scratch[e * kSegments + k]);
-      }
-      out[s] = (T)v;
-    }
+    detail::fold_parts<L1, R, kSegments, 1>(out, ident, scratch, op);
   } else {
     constexpr int kCols = C > THREADS ? C / THREADS : 1;     // columns of one thread
     constexpr int kGroups = THREADS > C ? THREADS / C : 1;   // threads of one column
@@ -377,16 +386,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void reduce_axis(T (&out)[L1::kPerThread], In in, A
       scratch[k * THREADS + t] = v;  // [group][column]: flat element k * THREADS + t of row 0..kGroups
     }
     __syncthreads();
-#pragma unroll
-    for (int s = 0; s < L1::kPerThread; ++s) {
-      const long long e = L1::elem(s);
-      A v = ident;
-      if (e < C) {
-#pragma unroll
-        for (int g = 0; g < kGroups; ++g) v = op(v, scratch[g * C + e]);
-      }
-      out[s] = (T)v;
-    }
+    detail::fold_parts<L1, C, kGroups, C>(out, ident, scratch, op);
   }
 }
 
