@@ -312,7 +312,11 @@ void flash_decode(Context& ctx, const Decode& a, const DecodeOptions& asked, con
   Instance& comb = instance(ctx, "ops/flash_decode.iris", "flash_decode_combine", combine_defines);
   Instance& part = instance(ctx, "ops/flash_decode.iris", "flash_decode_partial", partial_defines);
   const std::int64_t world = ctx.world(), parts = world * splits * a.rows;
-  auto* po = static_cast<float*>(library::scratch(ctx, "ops.decode_parts", static_cast<std::size_t>(parts * (a.d + 1)) * sizeof(float)));
+  // Each form its own parts: a fused call's peers store into this rank's parts while
+  // the combine of an unfused call before it may still read its own (only the fused
+  // combine departs), and a gather writes only where its own barriers order it.
+  auto* po = static_cast<float*>(library::scratch(ctx, fused ? "ops.decode_parts" : "ops.decode_gathered",
+                                                  static_cast<std::size_t>(parts * (a.d + 1)) * sizeof(float)));
   float* plse = po + parts * a.d;
   const Arg flags = flags_arg(library::tile_flags(ctx, comb, static_cast<std::size_t>(parts)), parts);
   Stream s = asked.stream ? asked.stream : ctx.stream();
