@@ -123,6 +123,11 @@ class GpuKernelPrinter : public CppPrinter {
   std::int64_t axis_scratch_slots();
   std::string broadcast_slot(const tir::Value& v, int depth);
   void reduce_axis(const tir::Value& v, const std::string& r, int depth);
+  // How a reduction folds (gpu_kernel_printer_reduce.cpp).
+  struct Fold {
+    std::string acc_t, op, ident;
+  };
+  Fold fold_of(tir::ReduceOp r, tir::ScalarType elem) const;
   std::string reduce(const Value& v, int depth);
   // ---- tiles ----------------------------------------------------------------------------
   // Returns an array name holding the tile's slots (or a scalar broadcast expression
