@@ -2,7 +2,7 @@
 // and schedule (matmul_all_reduce's atomic form into an f32 C, all_gather_matmul's
 // push form), bf16 and f16, ragged tiles, calls back to back without a reset (30
 // checked one by one, and 100 of each op queued), operands of 256 MiB, and (CUDA)
-// every op replayed from CUDA graphs. Inputs are small integers; the
+// every op replayed from CUDA graphs; flash_decode the same way against a softmax. Inputs are small integers; the
 // partial products are rounded to the element type before they are summed, so results
 // are checked within that rounding.
 #include <cmath>
@@ -478,82 +478,129 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
 
 // flash_decode against a host softmax in f64, fused and unfused: one sequence and
 // several, query heads sharing key/value heads, a rank's tokens not a multiple of the
-// chunk (and fewer than the splits), called back to back with new inputs, and (CUDA)
-// replayed from a graph. Every rank holds L tokens of each sequence; values in [-1, 1].
+// chunk (and fewer than the splits), called back to back with new inputs, 100 calls
+// queued with no host sync, keys and values of 256 MiB, and (CUDA) replayed from a
+// graph. Every rank holds L tokens of each sequence; values in [-1, 1].
 struct DecodeCase {
   std::int64_t batch, heads, kv_heads, d, len;
   int splits;  // 0: the library's choice
+
+  std::int64_t rows() const { return batch * heads; }
+  std::int64_t cols() const { return kv_heads * d; }
+  std::int64_t tokens() const { return batch * len; }
+  std::string describe() const {
+    return "B=" + std::to_string(batch) + " H=" + std::to_string(heads) + " HKV=" + std::to_string(kv_heads) +
+           " D=" + std::to_string(d) + " L=" + std::to_string(len) + " splits=" + std::to_string(splits);
+  }
 };
+
+// Input set `in`: the queries, and rank r's keys (which 0) and values (which 1).
+double q_val(std::int64_t i, std::int64_t j, int in) { return static_cast<double>((i * 7 + j * 3 + in * 5) % 17 - 8) / 8.0; }
+double kv_val(int r, std::int64_t i, std::int64_t j, int in, int which) {
+  return static_cast<double>((r * 13 + i * 5 + j * 11 + in * 3 + which * 7) % 19 - 9) / 9.0;
+}
+
+template <class T>
+double rounded(double x) {
+  return static_cast<float>(static_cast<T>(static_cast<float>(x)));
+}
+
+// Row `row` of the output of input set `in` over `world` ranks' tokens, in f64 (an
+// online softmax, so that no score vector is held).
+template <class T>
+std::vector<double> decode_reference(const DecodeCase& c, int world, int in, std::int64_t row) {
+  const std::int64_t b = row / c.heads, kh = (row % c.heads) / (c.heads / c.kv_heads);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
+  std::vector<double> q(static_cast<std::size_t>(c.d)), acc(static_cast<std::size_t>(c.d), 0.0);
+  for (std::int64_t j = 0; j < c.d; ++j) q[static_cast<std::size_t>(j)] = rounded<T>(q_val(row, j, in));
+  // kv_val takes 19 values: round each once.
+  double kv[19];
+  for (int x = 0; x < 19; ++x) kv[x] = rounded<T>(static_cast<double>(x - 9) / 9.0);
+  double top = -1e300, total = 0;
+  for (int r = 0; r < world; ++r) {
+    for (std::int64_t t = 0; t < c.len; ++t) {
+      const std::int64_t i = b * c.len + t;
+      const auto residue = [&](std::int64_t j, int which) {
+        return static_cast<int>((r * 13 + i * 5 + (kh * c.d + j) * 11 + in * 3 + which * 7) % 19);
+      };
+      double s = 0;
+      for (std::int64_t j = 0; j < c.d; ++j) s += q[static_cast<std::size_t>(j)] * kv[residue(j, 0)];
+      s *= scale;
+      if (s > top) {
+        const double f = std::exp(top - s);
+        total *= f;
+        for (double& a : acc) a *= f;
+        top = s;
+      }
+      const double w = std::exp(s - top);
+      total += w;
+      for (std::int64_t j = 0; j < c.d; ++j) acc[static_cast<std::size_t>(j)] += w * kv[residue(j, 1)];
+    }
+  }
+  for (double& a : acc) a /= total;
+  return acc;
+}
+
+// q, k, v of one input set on this rank.
+template <class T>
+struct DecodeInputs {
+  Tensor<T> q, k, v;
+  DecodeInputs(Context& ctx, const DecodeCase& c)
+      : q(ctx.zeros<T>({c.rows(), c.d})), k(ctx.zeros<T>({c.tokens(), c.cols()})), v(ctx.zeros<T>({c.tokens(), c.cols()})) {}
+  void fill(Context& ctx, int in) {
+    set(q, [&](std::int64_t i, std::int64_t j) { return q_val(i, j, in); });
+    set(k, [&](std::int64_t i, std::int64_t j) { return kv_val(ctx.rank(), i, j, in, 0); });
+    set(v, [&](std::int64_t i, std::int64_t j) { return kv_val(ctx.rank(), i, j, in, 1); });
+  }
+};
+
+// out (input set `in`) on `rows`, every row when empty, within T's rounding.
+template <class T>
+void expect_decoded(Context& ctx, const DecodeCase& c, const Tensor<T>& out, int in, const std::string& what,
+                    std::vector<std::int64_t> rows = {}) {
+  if (rows.empty()) {
+    for (std::int64_t row = 0; row < c.rows(); ++row) rows.push_back(row);
+  }
+  const std::vector<T> got = out.to_host();
+  const double round = std::is_same_v<T, float> ? 1e-5 : 2e-2;
+  for (std::int64_t row : rows) {
+    const std::vector<double> want = decode_reference<T>(c, ctx.world(), in, row);
+    for (std::int64_t j = 0; j < c.d; ++j) {
+      const double w = want[static_cast<std::size_t>(j)];
+      const double have = static_cast<float>(got[static_cast<std::size_t>(row * c.d + j)]);
+      require(std::fabs(have - w) <= round * (1 + std::fabs(w)),
+              "flash_decode " + what + " on rank " + std::to_string(ctx.rank()) + ": out[" + std::to_string(row) + ", " +
+                  std::to_string(j) + "] = " + std::to_string(have) + ", want " + std::to_string(w));
+    }
+  }
+}
+
+ops::DecodeOptions decode_options(const DecodeCase& c, ops::Schedule s) {
+  return {.heads = static_cast<int>(c.heads), .splits = c.splits, .schedule = s};
+}
 
 template <class T>
 void check_flash_decode(Context& ctx, const DecodeCase& c, ops::Schedule schedule, int calls, bool graph) {
-  const std::int64_t W = ctx.world(), rows = c.batch * c.heads, cols = c.kv_heads * c.d, tokens = c.batch * c.len;
-  const auto qv = [](std::int64_t i, std::int64_t j, int call) { return ((i * 7 + j * 3 + call * 5) % 17 - 8) / 8.0; };
-  const auto kvv = [](int r, std::int64_t i, std::int64_t j, int call, int which) {
-    return ((r * 13 + i * 5 + j * 11 + call * 3 + which * 7) % 19 - 9) / 9.0;
-  };
-  auto q = ctx.zeros<T>({rows, c.d});
-  auto k = ctx.zeros<T>({tokens, cols});
-  auto v = ctx.zeros<T>({tokens, cols});
-  auto out = ctx.zeros<T>({rows, c.d});
-  const ops::DecodeOptions o{.heads = static_cast<int>(c.heads), .splits = c.splits, .schedule = schedule};
-  const std::string what = std::string(ops::name(schedule)) + " B=" + std::to_string(c.batch) + " H=" + std::to_string(c.heads) +
-                           " HKV=" + std::to_string(c.kv_heads) + " D=" + std::to_string(c.d) + " L=" + std::to_string(c.len) +
-                           " splits=" + std::to_string(c.splits) + " on rank " + std::to_string(ctx.rank());
+  DecodeInputs<T> x(ctx, c);
+  auto out = ctx.zeros<T>({c.rows(), c.d});
+  const ops::DecodeOptions o = decode_options(c, schedule);
   std::optional<Graph> g;
   for (int call = 0; call < calls; ++call) {
     const int in = graph ? 0 : call;
     ctx.barrier();
-    set(q, [&](std::int64_t i, std::int64_t j) { return qv(i, j, in); });
-    set(k, [&](std::int64_t i, std::int64_t j) { return kvv(ctx.rank(), i, j, in, 0); });
-    set(v, [&](std::int64_t i, std::int64_t j) { return kvv(ctx.rank(), i, j, in, 1); });
+    x.fill(ctx, in);
     set(out, [](std::int64_t, std::int64_t) { return -7.0; });
     ctx.synchronize();
     ctx.barrier();
     if (graph && call == 0) {
-      ops::flash_decode(ctx, q, k, v, out, o);  // the eager first call sets up
+      ops::flash_decode(ctx, x.q, x.k, x.v, out, o);  // the eager first call sets up
       ctx.synchronize();
-      g.emplace(ctx.stream(), [&] { ops::flash_decode(ctx, q, k, v, out, o); });
+      g.emplace(ctx.stream(), [&] { ops::flash_decode(ctx, x.q, x.k, x.v, out, o); });
     }
     if (g) g->launch(ctx.stream());
-    else ops::flash_decode(ctx, q, k, v, out, o);
+    else ops::flash_decode(ctx, x.q, x.k, x.v, out, o);
     ctx.synchronize();
-    const std::vector<T> got = out.to_host();
-    const double scale = 1.0 / std::sqrt(static_cast<double>(c.d));
-    const double round = std::is_same_v<T, float> ? 1e-5 : 2e-2;
-    for (std::int64_t row = 0; row < rows; ++row) {
-      const std::int64_t b = row / c.heads, kh = (row % c.heads) / (c.heads / c.kv_heads);
-      // Every rank's inputs are a function of (rank, row, column), rounded to T.
-      std::vector<double> score, weight;
-      std::vector<std::vector<double>> vals;
-      for (int r = 0; r < W; ++r) {
-        for (std::int64_t t = 0; t < c.len; ++t) {
-          const std::int64_t i = b * c.len + t;
-          double s = 0;
-          for (std::int64_t j = 0; j < c.d; ++j) {
-            s += static_cast<double>(static_cast<float>(static_cast<T>(static_cast<float>(qv(row, j, in))))) *
-                 static_cast<double>(static_cast<float>(static_cast<T>(static_cast<float>(kvv(r, i, kh * c.d + j, in, 0)))));
-          }
-          score.push_back(s * scale);
-          std::vector<double> vr(static_cast<std::size_t>(c.d));
-          for (std::int64_t j = 0; j < c.d; ++j) {
-            vr[static_cast<std::size_t>(j)] = static_cast<float>(static_cast<T>(static_cast<float>(kvv(r, i, kh * c.d + j, in, 1))));
-          }
-          vals.push_back(std::move(vr));
-        }
-      }
-      double top = -1e300, total = 0;
-      for (double s : score) top = std::max(top, s);
-      for (double s : score) total += std::exp(s - top);
-      for (std::int64_t j = 0; j < c.d; ++j) {
-        double want = 0;
-        for (std::size_t t = 0; t < score.size(); ++t) want += std::exp(score[t] - top) / total * vals[t][static_cast<std::size_t>(j)];
-        const double have = static_cast<float>(got[static_cast<std::size_t>(row * c.d + j)]);
-        require(std::fabs(have - want) <= round * (1 + std::fabs(want)),
-                "flash_decode " + what + ", call " + std::to_string(call) + ": out[" + std::to_string(row) + ", " +
-                    std::to_string(j) + "] = " + std::to_string(have) + ", want " + std::to_string(want));
-      }
-    }
+    expect_decoded(ctx, c, out, in, std::string(ops::name(schedule)) + " " + c.describe() + ", call " + std::to_string(call));
   }
 }
 
@@ -570,6 +617,61 @@ TEST_P(Ops, FlashDecode) {
     check_flash_decode<float>(ctx, cases[1], ops::Schedule::fused, 2, false);
     check_flash_decode<half>(ctx, cases[0], ops::Schedule::fused, 2, false);
   });
+}
+
+// 100 calls of each schedule with no host sync between them, alternating two input
+// sets, each into an output of its own: a call that read a previous call's parts (a
+// missing or stale epoch) gives the other set's output.
+TEST_P(Ops, FlashDecodeHundredCallsQueued) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const DecodeCase c{2, 8, 2, 64, 70, 3};
+    constexpr int kCalls = 100;
+    std::vector<DecodeInputs<bfloat16>> sets;
+    for (int in = 0; in < 2; ++in) {
+      sets.emplace_back(ctx, c);
+      sets.back().fill(ctx, in);
+    }
+    for (ops::Schedule s : {ops::Schedule::fused, ops::Schedule::unfused}) {
+      std::vector<Tensor<bfloat16>> outs;
+      for (int call = 0; call < kCalls; ++call) outs.push_back(ctx.zeros<bfloat16>({c.rows(), c.d}));
+      ctx.synchronize();
+      ctx.barrier();
+      for (int call = 0; call < kCalls; ++call) {
+        const DecodeInputs<bfloat16>& x = sets[static_cast<std::size_t>(call % 2)];
+        ops::flash_decode(ctx, x.q, x.k, x.v, outs[static_cast<std::size_t>(call)], decode_options(c, s));
+      }
+      ctx.synchronize();
+      for (int call = 0; call < kCalls; ++call) {
+        expect_decoded(ctx, c, outs[static_cast<std::size_t>(call)], call % 2,
+                       std::string(ops::name(s)) + ", call " + std::to_string(call) + " of " + std::to_string(kCalls) +
+                           " queued");
+      }
+      ctx.barrier();
+    }
+  });
+}
+
+// Keys and values of 256 MiB on every rank: two sequences of 65536 tokens per rank,
+// eight key/value heads of 128 (2 KiB a token), the first and last head of each
+// sequence checked. CUDA: the host backend interprets every element.
+TEST_P(Ops, FlashDecodeOfTwoHundredFiftySixMiB) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const DecodeCase c{2, 8, 8, 128, 65536, 0};
+    DecodeInputs<bfloat16> x(ctx, c);
+    require(x.k.bytes() == std::size_t{256} << 20, "the keys are 256 MiB");
+    x.fill(ctx, 1);
+    auto out = ctx.zeros<bfloat16>({c.rows(), c.d});
+    for (ops::Schedule s : {ops::Schedule::fused, ops::Schedule::unfused}) {
+      set(out, [](std::int64_t, std::int64_t) { return -7.0; });
+      ctx.synchronize();
+      ctx.barrier();
+      ops::flash_decode(ctx, x.q, x.k, x.v, out, decode_options(c, s));
+      ctx.synchronize();
+      expect_decoded(ctx, c, out, 1, std::string(ops::name(s)) + " " + c.describe(), {0, 7, 8, 15});
+      ctx.barrier();
+    }
+  }, std::size_t{640} << 20);
 }
 
 TEST_P(Ops, FlashDecodeReplaysInAGraph) {
