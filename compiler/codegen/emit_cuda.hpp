@@ -7,18 +7,14 @@
 
 #include <string>
 
+#include "compiler/codegen/gpu_module.hpp"
 #include "compiler/source/source_buffer.hpp"
 #include "compiler/tir/tir.hpp"
 
 namespace irisc {
 
-struct CudaModule {
-  std::string source;    // the CUDA C++ translation unit
-  std::string metadata;  // JSON: kernels, parameters, sizes, grid policy, roles, threads
-};
-
 // `source` names the file in the output and gives waits and trace events their lines.
 // With `trace_events`, kernels record trace events (iris/device/trace.hpp).
-CudaModule emit_cuda(const tir::Module& module, const SourceBuffer& source, bool trace_events = false);
+GpuSource emit_cuda(const tir::Module& module, const SourceBuffer& source, bool trace_events = false);
 
 }  // namespace irisc

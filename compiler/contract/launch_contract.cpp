@@ -34,7 +34,7 @@ constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk", "a_gathered"};
 // The most dynamic shared memory any target gives one program (with the opt-in).
 constexpr std::int64_t max_dynamic_shared_bytes() {
   std::int64_t most = 0;
-#define IRIS_TARGET(Id, Vendor, Toolchain, arch, mma_sync, wgmma, tma, warp, min_sms, max_sms, max_shared, gpus) \
+#define IRIS_TARGET(Id, Vendor, Toolchain, arch, mma_sync, wgmma, tma, mfma, warp, min_sms, max_sms, max_shared, gpus) \
   most = most > (max_shared) ? most : (max_shared);
 #include "compiler/target/targets.def"
   return most;

@@ -13,6 +13,7 @@
 #include "compiler/lex/lexer.hpp"
 #include "compiler/parse/parser.hpp"
 #include "compiler/sema/sema.hpp"
+#include "compiler/toolchain/amdgpu.hpp"
 #include "compiler/toolchain/device_headers.hpp"
 #include "compiler/tir/tir.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
@@ -43,7 +44,7 @@ bool parse_define(const std::string& text, std::string* name, std::int64_t* valu
 }
 
 const char* stage_name(Stage s) {
-  static const char* n[] = {"tokens", "ast", "tir", "cuda", "ptx", "cubin"};
+  static const char* n[] = {"tokens", "ast", "tir", "source", "assembly", "code object"};
   return n[static_cast<int>(s)];
 }
 
@@ -59,6 +60,7 @@ CompilerIdentity compiler_identity() {
     id.nvrtc = toolchain::nvrtc_identity();
     id.cuda_headers = toolchain::cuda_headers_identity();
   }
+  id.amdgpu = toolchain::amdgpu_toolchain_identity();
   return id;
 }
 

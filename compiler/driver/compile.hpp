@@ -20,11 +20,14 @@ namespace tir {
 struct Module;
 }
 
-enum class Stage { tokens, ast, tir, cuda, ptx, cubin };
+// source: the generated kernel source (CUDA C++ for NVIDIA, HIP C++ for AMD);
+// assembly: PTX, or AMDGPU assembly; code_object: a cubin, an AMDGPU code object, or
+// for the host target a host code object.
+enum class Stage { tokens, ast, tir, source, assembly, code_object };
 const char* stage_name(Stage s);
 
 struct CompileOptions {
-  Stage stop_after = Stage::cubin;
+  Stage stop_after = Stage::code_object;
   std::string target = "sm_90a";       // a name from compiler/target/targets.def
   int opt_level = 3;                   // 0..3, passed to the CUDA toolchain
   bool line_info = false;
@@ -46,10 +49,12 @@ struct CompileOptions {
 
 struct CompileResult {
   bool ok = false;
-  std::string tokens, ast, tir, cuda, ptx, metadata;
-  // The code object: a cubin, or for the host target a host code object
+  std::string tokens, ast, tir, metadata;
+  std::string kernel_source;  // CUDA or HIP C++ (Stage::source)
+  std::string assembly;       // PTX or AMDGPU assembly (Stage::assembly)
+  // A cubin, an AMDGPU code object, or for the host target a host code object
   // (codegen/host_code.hpp).
-  std::vector<std::byte> cubin;
+  std::vector<std::byte> code_object;
   std::string pass_dumps, pass_timing;
   // Every file the source imported: (the path its import wrote, its text).
   std::vector<std::pair<std::string, std::string>> imports;
@@ -98,6 +103,7 @@ struct CompilerIdentity {
   std::string headers_digest;  // the embedded device headers' digest
   std::string nvrtc;           // toolchain::nvrtc_identity(), "" without NVRTC
   std::string cuda_headers;    // toolchain::cuda_headers_identity(), "" without NVRTC
+  std::string amdgpu;          // toolchain::amdgpu_toolchain_identity(), "" without clang
 };
 CompilerIdentity compiler_identity();
 

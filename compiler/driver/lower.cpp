@@ -5,9 +5,11 @@
 #include <stdexcept>
 
 #include "compiler/codegen/emit_cuda.hpp"
+#include "compiler/codegen/emit_hip.hpp"
 #include "compiler/codegen/host_code.hpp"
 #include "compiler/codegen/metadata.hpp"
 #include "compiler/passes/pipeline.hpp"
+#include "compiler/toolchain/amdgpu.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 
 namespace irisc::driver {
@@ -30,10 +32,10 @@ const Target* find_target_or_report(const CompileOptions& options, Diagnostics& 
 namespace {
 
 // The host target: the launch contract, and the source as a host code object; there is
-// no CUDA or PTX to show.
+// no kernel source or assembly to show.
 void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, Diagnostics& diags,
                CompileResult& r) {
-  if (options.stop_after == Stage::cuda || options.stop_after == Stage::ptx) {
+  if (options.stop_after == Stage::source || options.stop_after == Stage::assembly) {
     diags.emit_unlocated(DiagnosticKind::StageNotForTarget, {stage_name(options.stop_after), tm.target->name});
     return finish(r, diags);
   }
@@ -45,8 +47,8 @@ void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileO
   code.source = std::string(source.file_text(0));
   code.imports = r.imports;
   const std::string bytes = write_host_code(code);
-  r.cubin.resize(bytes.size());
-  std::memcpy(r.cubin.data(), bytes.data(), bytes.size());
+  r.code_object.resize(bytes.size());
+  std::memcpy(r.code_object.data(), bytes.data(), bytes.size());
   finish(r, diags);
 }
 
@@ -69,31 +71,54 @@ void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& op
   r.tir = tir::print(tm);
   if (!emit) return finish(r, diags);
   if (target.toolchain == ToolchainKind::interpreter) return host_code(tm, source, options, diags, r);
-  CudaModule cm;
+  const bool amd = target.vendor == Vendor::amd;
+  GpuSource cm;
   try {
-    cm = emit_cuda(tm, source, options.trace_events);
+    cm = amd ? emit_hip(tm, source, options.trace_events) : emit_cuda(tm, source, options.trace_events);
   } catch (const std::logic_error& e) {
     diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {std::string("internal error: ") + e.what()});
     return finish(r, diags);
   }
-  r.cuda = cm.source;
+  r.kernel_source = cm.source;
   r.metadata = cm.metadata;
-  if (options.stop_after == Stage::cuda) return finish(r, diags);
+  if (options.stop_after == Stage::source) return finish(r, diags);
+  if (amd) {
+    toolchain::AmdgpuCompileOptions co;
+    co.arch = target.name;
+    co.opt_level = options.opt_level;
+    co.line_info = options.line_info;
+    co.include_dirs = options.include_dirs;
+    co.want_assembly = options.stop_after == Stage::assembly;
+    co.want_code_object = options.stop_after == Stage::code_object;
+    if (std::string why; !toolchain::amdgpu_toolchain_available(&why)) {
+      diags.emit_unlocated(DiagnosticKind::ToolchainMissing, {target.name, why});
+      return finish(r, diags);
+    }
+    toolchain::AmdgpuCompileResult ar = toolchain::compile_hip(cm.source, source.name() + ".hip", co);
+    r.toolchain_log = ar.log;
+    if (!ar.ok) {
+      diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {ar.log.substr(0, 4000)});
+    } else {
+      r.assembly = std::move(ar.assembly);
+      r.code_object = std::move(ar.code_object);
+    }
+    return finish(r, diags);
+  }
   toolchain::CudaCompileOptions co;
   co.arch = target.name;
   co.opt_level = options.opt_level;
   co.line_info = options.line_info;
   co.include_dirs = options.include_dirs;
   co.want_ptx = true;
-  co.want_cubin = options.stop_after == Stage::cubin;
+  co.want_cubin = options.stop_after == Stage::code_object;
   try {
     toolchain::CudaCompileResult cr = toolchain::compile_cuda(cm.source, source.name() + ".cu", co);
     r.toolchain_log = cr.log;
     if (!cr.ok) {
       diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {cr.log.substr(0, 4000)});
     } else {
-      r.ptx = std::move(cr.ptx);
-      r.cubin = std::move(cr.cubin);
+      r.assembly = std::move(cr.ptx);
+      r.code_object = std::move(cr.cubin);
     }
   } catch (const toolchain::ToolchainError& e) {
     diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {e.what()});

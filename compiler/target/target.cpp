@@ -5,8 +5,8 @@ namespace irisc {
 namespace {
 
 constexpr Target kTargets[] = {
-#define IRIS_TARGET(Id, V, T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, MaxShared, Gpus) \
-  {TargetId::Id, #Id, Vendor::V, ToolchainKind::T, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, MaxShared, Gpus},
+#define IRIS_TARGET(Id, V, T, Arch, Mma, Wgmma, Tma, Mfma, Warp, MinSms, MaxSms, MaxShared, Gpus) \
+  {TargetId::Id, #Id, Vendor::V, ToolchainKind::T, Arch, Mma, Wgmma, Tma, Mfma, Warp, MinSms, MaxSms, MaxShared, Gpus},
 #include "compiler/target/targets.def"
 };
 
@@ -44,6 +44,12 @@ const Target* target_for_compute_capability(int major, int minor) {
     if (!best || t.arch > best->arch || (t.arch == best->arch && arch_specific)) best = &t;
   }
   return best;
+}
+
+const Target* target_for_gfx_arch(std::string_view arch_name) {
+  const std::string_view base = arch_name.substr(0, arch_name.find(':'));
+  const Target* t = find_target(base);
+  return t && t->vendor == Vendor::amd ? t : nullptr;
 }
 
 }  // namespace irisc

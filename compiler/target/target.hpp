@@ -12,7 +12,7 @@
 namespace irisc {
 
 enum class TargetId : std::uint8_t {
-#define IRIS_TARGET(Id, Vendor, Toolchain, Arch, Mma, Wgmma, Tma, Warp, MinSms, MaxSms, MaxShared, Gpus) Id,
+#define IRIS_TARGET(Id, Vendor, Toolchain, Arch, Mma, Wgmma, Tma, Mfma, Warp, MinSms, MaxSms, MaxShared, Gpus) Id,
 #include "compiler/target/targets.def"
 };
 
@@ -24,10 +24,11 @@ struct Target {
   const char* name;       // "sm_90a"
   Vendor vendor;
   ToolchainKind toolchain;
-  int arch;               // 90 for sm_90a; 942 for gfx942
+  int arch;               // 90 for sm_90a; 942 for gfx942, 910 for gfx90a
   bool mma_sync;          // warp-level mma.sync tensor-core instructions
   bool wgmma;             // Hopper warpgroup wgmma.mma_async
   bool tma;               // cp.async.bulk.tensor (TMA)
+  bool mfma;              // AMD matrix fused multiply-add (v_mfma_*)
   int warp_size;
   int min_sms, max_sms;   // multiprocessor counts of the family's GPUs
   int max_shared_bytes;   // shared memory one program may use (opt-in beyond 48 KiB)
@@ -39,10 +40,13 @@ const Target& target(TargetId id);
 // Null when `name` is not a target.
 const Target* find_target(std::string_view name);
 const Target& default_target();  // sm_90a
-// "sm_90a, sm_90, sm_80": for messages and --help.
+// "sm_90a, sm_90, sm_80, ...": for messages and --help.
 std::string target_names();
 // The target for an NVIDIA GPU of compute capability major.minor (the JIT's choice),
 // or null when irisc has none.
 const Target* target_for_compute_capability(int major, int minor);
+// The target for an AMD GPU of the given architecture name, with or without its
+// feature suffixes ("gfx942" or "gfx942:sramecc+:xnack-"), or null when irisc has none.
+const Target* target_for_gfx_arch(std::string_view arch_name);
 
 }  // namespace irisc

@@ -9,7 +9,7 @@
 //   * for inputs that check cleanly: the pass pipeline once more by hand, checking that
 //     no pass drops a side effect (the number of atomics in the TIR stays the same), and
 //     the CUDA C++ emitter (stop_after = cuda), with and without the -D defines.
-// Nothing here reaches the CUDA toolchain: stop_after never goes past Stage::cuda, so
+// Nothing here reaches the CUDA toolchain: stop_after never goes past Stage::source, so
 // NVRTC is never loaded (irisc_fuzz_nvrtc, fuzz_nvrtc.cpp, is the fuzzer with NVRTC as
 // its oracle).
 //
@@ -202,17 +202,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const irisc::CompileResult with_defines = irisc::compile(src, d);
   check_result(with_defines);
   if (with_defines.ok) {
-    d.stop_after = irisc::Stage::cuda;
+    d.stop_after = irisc::Stage::source;
     check_result(irisc::compile(src, d));
   }
 
   // The CUDA C++ emitter has no dependence on NVRTC; run it on what checked cleanly.
   if (plain.ok) {
     check_passes_keep_effects(src);
-    o.stop_after = irisc::Stage::cuda;
+    o.stop_after = irisc::Stage::source;
     const irisc::CompileResult c = irisc::compile(src, o);
     check_result(c);
-    if (c.ok && c.cuda.empty()) fail("stop_after=cuda succeeded without CUDA source");
+    if (c.ok && c.kernel_source.empty()) fail("stop_after=cuda succeeded without CUDA source");
   }
   return 0;
 }

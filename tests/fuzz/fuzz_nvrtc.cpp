@@ -143,7 +143,7 @@ std::string slug(const std::string& cls) {
 }
 
 Outcome compile_one(const std::string& src, const std::map<std::string, std::int64_t>& defines,
-                    const std::string& target, const std::string& name, irisc::Stage stop = irisc::Stage::cubin) {
+                    const std::string& target, const std::string& name, irisc::Stage stop = irisc::Stage::code_object) {
   Outcome o;
   o.target = target;
   irisc::CompileOptions opts;
@@ -178,7 +178,7 @@ Outcome compile_one(const std::string& src, const std::map<std::string, std::int
     return o;
   }
   o.kind = Kind::Finding;
-  if (r.cuda.empty()) {  // before the CUDA toolchain: the TIR verifier after a pass
+  if (r.kernel_source.empty()) {  // before the CUDA toolchain: the TIR verifier after a pass
     o.cls = "verifier: " + normalize(first_error_line(toolchain->message + "\nerror: " + toolchain->message));
     o.log = toolchain->message;
     return o;
@@ -273,7 +273,7 @@ bool write_file(const std::string& path, const std::string& text) {
 bool reproduces(const irisc_fuzz::GenProgram& g, const Outcome& want) {
   const std::string src = g.render();
   // The cheap check first: does it still pass sema?
-  const Outcome pre = compile_one(src, g.defines, want.target, "min.iris", irisc::Stage::cuda);
+  const Outcome pre = compile_one(src, g.defines, want.target, "min.iris", irisc::Stage::source);
   if (pre.kind == Kind::SemaReject) return false;
   if (pre.kind == Kind::Finding) return pre.cls == want.cls;
   const Outcome o = compile_one(src, g.defines, want.target, "min.iris");
@@ -502,7 +502,7 @@ void worker(int id, const Options& opt, State& st) {
     slot.busy.store(true);
     const auto t0 = Clock::now();
     std::vector<Outcome> outs;
-    outs.push_back(compile_one(src, g.defines, opt.target, name, opt.no_nvrtc ? irisc::Stage::cuda : irisc::Stage::cubin));
+    outs.push_back(compile_one(src, g.defines, opt.target, name, opt.no_nvrtc ? irisc::Stage::source : irisc::Stage::code_object));
     const bool passed = outs[0].kind != Kind::SemaReject;
     bool sm80 = false;
     if (passed && !opt.no_nvrtc && opt.sm80_every > 0 && opt.target != "sm_80" && seed % static_cast<std::uint64_t>(opt.sm80_every) == 0) {

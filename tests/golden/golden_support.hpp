@@ -165,10 +165,16 @@ inline Directives read_directives(const std::string& text) {
   return d;
 }
 
+// A stage by its --emit spelling (a golden folder's name): tokens, ast, tir, cuda or hip,
+// ptx or asm, cubin or co.
 inline bool stage_of(const std::string& name, irisc::Stage* out) {
-  for (int s = 0; s <= static_cast<int>(irisc::Stage::cubin); ++s) {
-    if (name == irisc::stage_name(static_cast<irisc::Stage>(s))) {
-      *out = static_cast<irisc::Stage>(s);
+  static const std::pair<const char*, irisc::Stage> names[] = {
+      {"tokens", irisc::Stage::tokens},       {"ast", irisc::Stage::ast},        {"tir", irisc::Stage::tir},
+      {"cuda", irisc::Stage::source},         {"hip", irisc::Stage::source},     {"ptx", irisc::Stage::assembly},
+      {"asm", irisc::Stage::assembly},        {"cubin", irisc::Stage::code_object}, {"co", irisc::Stage::code_object}};
+  for (const auto& [n, s] : names) {
+    if (name == n) {
+      *out = s;
       return true;
     }
   }

@@ -18,7 +18,9 @@
 // comparing (tools/scripts/autoupdate_goldens.sh).
 #include "golden_support.hpp"
 
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/passes/pipeline.hpp"
+#include "compiler/toolchain/amdgpu.hpp"
 
 using namespace golden;
 
@@ -33,7 +35,9 @@ const Exemption kExempt[] = {
      "CLI-level: compile() takes a SourceBuffer; the CLI reads the file (Cli.MissingFileIsFileNotReadable)"},
     {"BadDefine", "CLI-level: the CLI parses -D values (Cli.DefineWithoutValueIsBadDefine, Cli.MalformedDefines)"},
     {"ToolchainFailed",
-     "only a compiler bug produces it: generated CUDA that NVRTC rejects, or a TIR verifier failure"},
+     "only a compiler bug produces it: generated CUDA or HIP that the toolchain rejects, or a TIR verifier failure"},
+    {"ToolchainMissing",
+     "needs a machine without the AMD tools (AmdgpuToolchain.MissingClangIsToolchainMissing sets IRISC_CLANG)"},
 };
 
 const char* const kPhases[] = {"tokens", "ast", "tir", "cuda", "passes"};
@@ -64,7 +68,7 @@ const std::string& output_of(const irisc::CompileResult& r, const std::string& p
   if (phase == "tokens") return r.tokens;
   if (phase == "ast") return r.ast;
   if (phase == "tir" || phase == "passes") return r.tir;
-  return r.cuda;
+  return r.kernel_source;
 }
 
 class GoldenTest : public testing::TestWithParam<GoldenCase> {};
@@ -370,7 +374,7 @@ void expect_cubin(const CubinCase& c) {
   std::string err;
   ASSERT_TRUE(apply_args(read_directives(text).args, o, nullptr, &err)) << err;
   o.target = c.target;
-  o.stop_after = irisc::Stage::cubin;
+  o.stop_after = irisc::Stage::code_object;
   const irisc::SourceBuffer src(c.file.filename().string(), text);
   irisc::CompileResult r;
   ASSERT_TRUE(compile_no_throw(src, o, &r));
@@ -378,9 +382,57 @@ void expect_cubin(const CubinCase& c) {
   EXPECT_TRUE(r.diagnostics.empty()) << r.rendered_diagnostics;
   // A library file (dsl/ccl/common.iris) holds functions only: no kernel to enter.
   const bool has_kernels = text.starts_with("kernel ") || text.find("\nkernel ") != std::string::npos;
-  EXPECT_EQ(r.ptx.find(".entry") != std::string::npos, has_kernels) << "kernel entries in the PTX";
-  EXPECT_TRUE(has_elf_magic(r.cubin)) << "the cubin is not an ELF image (" << r.cubin.size() << " bytes)";
+  EXPECT_EQ(r.assembly.find(".entry") != std::string::npos, has_kernels) << "kernel entries in the PTX";
+  EXPECT_TRUE(has_elf_magic(r.code_object)) << "the cubin is not an ELF image (" << r.code_object.size() << " bytes)";
 }
+
+// AMD: every sample and dsl/ file gives an AMDGPU code object for gfx942 and gfx90a: an
+// ELF for EM_AMDGPU holding each kernel, its descriptor (.kd) and the exported launch
+// contract (iris_metadata). SKIPPED where the AMD tools are missing.
+std::vector<CubinCase> amdgpu_cases() {
+  std::vector<CubinCase> out;
+  for (const char* dir : {"samples", "dsl"}) {
+    for (const fs::path& p : iris_files(kSourceDir / dir, true)) {
+      for (const char* t : {"gfx942", "gfx90a"}) {
+        const std::string rel = p.lexically_relative(kSourceDir).replace_extension().generic_string();
+        out.push_back({p, t, sanitize(rel) + "_" + t});
+      }
+    }
+  }
+  return out;
+}
+
+void expect_code_object(const CubinCase& c) {
+  std::string why;
+  if (!irisc::toolchain::amdgpu_toolchain_available(&why)) GTEST_SKIP() << "AMD toolchain unavailable: " << why;
+  const std::string text = read_file(c.file);
+  irisc::CompileOptions o;
+  std::string err;
+  ASSERT_TRUE(apply_args(read_directives(text).args, o, nullptr, &err)) << err;
+  o.target = c.target;
+  o.stop_after = irisc::Stage::code_object;
+  const irisc::SourceBuffer src(c.file.filename().string(), text);
+  irisc::CompileResult r;
+  ASSERT_TRUE(compile_no_throw(src, o, &r));
+  ASSERT_TRUE(r.ok) << c.file << " for " << c.target << ":\n" << r.rendered_diagnostics << r.toolchain_log;
+  ASSERT_TRUE(has_elf_magic(r.code_object)) << "the code object is not an ELF image (" << r.code_object.size() << " bytes)";
+  ASSERT_GT(r.code_object.size(), 20u);
+  const unsigned machine = static_cast<unsigned>(r.code_object[18]) | static_cast<unsigned>(r.code_object[19]) << 8;
+  EXPECT_EQ(machine, 224u) << "e_machine is not EM_AMDGPU";
+  const std::string bytes(reinterpret_cast<const char*>(r.code_object.data()), r.code_object.size());
+  const irisc::contract::Module contract = irisc::contract::read(r.metadata);
+  for (const auto& k : contract.kernels) {
+    EXPECT_NE(bytes.find(k.symbol + std::string(".kd") + '\0'), std::string::npos) << "no descriptor for " << k.symbol;
+  }
+  EXPECT_NE(bytes.find(std::string("iris_metadata") + '\0'), std::string::npos) << "no iris_metadata symbol";
+  EXPECT_NE(bytes.find(r.metadata), std::string::npos) << "the launch contract is not in the code object";
+}
+
+class SampleCodeObject : public testing::TestWithParam<CubinCase> {};
+TEST_P(SampleCodeObject, CompilesForAmdgpu) { expect_code_object(GetParam()); }
+INSTANTIATE_TEST_SUITE_P(Samples, SampleCodeObject, testing::ValuesIn(amdgpu_cases()),
+                         [](const testing::TestParamInfo<CubinCase>& info) { return info.param.name; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SampleCodeObject);
 
 class SampleCubin : public testing::TestWithParam<CubinCase> {};
 TEST_P(SampleCubin, CompilesWithNvrtc) { expect_cubin(GetParam()); }

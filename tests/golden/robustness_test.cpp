@@ -15,7 +15,7 @@ void expect_rejected(const std::string& name, const std::string& text) {
   SCOPED_TRACE(name);
   const irisc::SourceBuffer src("robustness/" + name + ".iris", text);
   irisc::CompileOptions o;
-  o.stop_after = irisc::Stage::cuda;
+  o.stop_after = irisc::Stage::source;
   irisc::CompileResult r;
   ASSERT_TRUE(compile_no_throw(src, o, &r));
   EXPECT_FALSE(r.ok);
@@ -145,7 +145,7 @@ TEST(KnownBugs, TileAtomicsOn64BitElementsCompile) {
                              ">[N]) {\n    for i in blocks(N, 64) {\n        atomic_add(c[i], 1);\n    }\n}\n";
     const irisc::SourceBuffer src(std::string("atomic_") + t + ".iris", text);
     irisc::CompileOptions o;
-    o.stop_after = irisc::Stage::ptx;
+    o.stop_after = irisc::Stage::assembly;
     irisc::CompileResult r;
     ASSERT_TRUE(compile_no_throw(src, o, &r));
     EXPECT_TRUE(r.ok) << t << ":\n" << r.rendered_diagnostics;
@@ -161,7 +161,7 @@ TEST(KnownBugs, HalfTypesOnlyInCastsCompile) {
                               ") as f32);\n}\n";
     const irisc::SourceBuffer src(std::string("cast_") + t + ".iris", text);
     irisc::CompileOptions o;
-    o.stop_after = irisc::Stage::ptx;
+    o.stop_after = irisc::Stage::assembly;
     irisc::CompileResult r;
     ASSERT_TRUE(compile_no_throw(src, o, &r));
     EXPECT_TRUE(r.ok) << t << ":\n" << r.rendered_diagnostics;
@@ -188,11 +188,11 @@ TEST(KnownBugs, ParameterNamedSIsNotShadowedBySlotLoops) {
       "s.iris", "kernel k(x: tensor<f32>[N], s: f32) {\n    for i in blocks(N, 64) {\n"
                 "        store(x[i], load(x[i]) * s);\n    }\n}\n");
   irisc::CompileOptions o;
-  o.stop_after = irisc::Stage::cuda;
+  o.stop_after = irisc::Stage::source;
   irisc::CompileResult r;
   ASSERT_TRUE(compile_no_throw(src, o, &r));
   ASSERT_TRUE(r.ok) << r.rendered_diagnostics;
-  EXPECT_EQ(r.cuda.find("[s] * s)"), std::string::npos) << "the slot counter shadows parameter s:\n" << r.cuda;
+  EXPECT_EQ(r.kernel_source.find("[s] * s)"), std::string::npos) << "the slot counter shadows parameter s:\n" << r.kernel_source;
 }
 
 // ... and other names give CUDA that NVRTC rejects (ToolchainFailed): parameters named
@@ -213,7 +213,7 @@ TEST(KnownBugs, UserNamesDoNotBreakTheGeneratedCode) {
   for (const auto& [name, text] : cases) {
     const irisc::SourceBuffer src(name + ".iris", text);
     irisc::CompileOptions o;
-    o.stop_after = irisc::Stage::ptx;
+    o.stop_after = irisc::Stage::assembly;
     irisc::CompileResult r;
     ASSERT_TRUE(compile_no_throw(src, o, &r));
     for (const irisc::Diagnostic& d : r.diagnostics) {
@@ -245,13 +245,13 @@ TEST(FuzzRegressions, EveryInputCompilesOrIsRejectedCleanly) {
     os << in.rdbuf();
     irisc::SourceBuffer src(e.path().filename().string(), os.str());
     irisc::CompileOptions o;
-    o.stop_after = have_nvrtc ? irisc::Stage::ptx : irisc::Stage::cuda;
+    o.stop_after = have_nvrtc ? irisc::Stage::assembly : irisc::Stage::source;
     const irisc::CompileResult r = irisc::compile(src, o);
     for (const irisc::Diagnostic& d : r.diagnostics) {
       EXPECT_NE(d.kind, irisc::DiagnosticKind::ToolchainFailed) << e.path() << ":\n" << r.rendered_diagnostics;
     }
     if (e.path().filename() == "passes_dead_let_drops_nested_atomic.iris") {
-      EXPECT_NE(r.cuda.find("atomic_add"), std::string::npos) << "the atomic in the index was dropped";
+      EXPECT_NE(r.kernel_source.find("atomic_add"), std::string::npos) << "the atomic in the index was dropped";
     }
   }
   EXPECT_GT(seen, 0);

@@ -283,7 +283,7 @@ TEST(TirRead, MutatedListingsNeverCrash) {
       ++verified;
       expect_reads_back(listing, "mutated listing");
       irisc::CompileOptions o;
-      o.stop_after = irisc::Stage::cuda;
+      o.stop_after = irisc::Stage::source;
       irisc::CompileResult r;
       ASSERT_TRUE(compile_no_throw(irisc::SourceBuffer("mutated.tir", t), o, &r, true)) << t;
       for (const irisc::Diagnostic& d : r.diagnostics) {

@@ -16,7 +16,7 @@ namespace {
 
 std::string metadata_of(const char* source) {
   irisc::CompileOptions o;
-  o.stop_after = irisc::Stage::cuda;
+  o.stop_after = irisc::Stage::source;
   const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer("k.iris", source), o);
   EXPECT_TRUE(r.ok) << r.rendered_diagnostics;
   return r.metadata;

@@ -2,6 +2,8 @@
 // a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "compiler/driver/compile.hpp"
 #include "compiler/target/target.hpp"
 
@@ -15,7 +17,7 @@ TEST(Targets, NamesLookUpTheirEntries) {
   }
   EXPECT_EQ(find_target("sm_70"), nullptr);
   EXPECT_EQ(find_target(""), nullptr);
-  EXPECT_EQ(irisc::target_names(), "sm_90a, sm_90, sm_80, host");
+  EXPECT_EQ(irisc::target_names(), "sm_90a, sm_90, sm_80, host, gfx942, gfx90a");
   EXPECT_STREQ(irisc::default_target().name, "sm_90a");
   EXPECT_TRUE(find_target("sm_90a")->wgmma);
   EXPECT_FALSE(find_target("sm_90")->wgmma);
@@ -41,6 +43,44 @@ TEST(Targets, UnknownTargetListsTheTable) {
   o.stop_after = irisc::Stage::tir;
   const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer("t.iris", "kernel k() {}"), o);
   ASSERT_FALSE(r.ok);
-  EXPECT_NE(r.rendered_diagnostics.find("unknown target 'sm_75' (supported: sm_90a, sm_90, sm_80, host)"), std::string::npos)
+  EXPECT_NE(r.rendered_diagnostics.find("unknown target 'sm_75' (supported: sm_90a, sm_90, sm_80, host, gfx942, gfx90a)"), std::string::npos)
       << r.rendered_diagnostics;
+}
+
+TEST(Targets, AmdTargetsAndTheJitsChoiceByArchitectureName) {
+  for (const char* name : {"gfx942", "gfx90a"}) {
+    const irisc::Target* t = find_target(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(t->vendor, irisc::Vendor::amd);
+    EXPECT_EQ(t->warp_size, 64);
+    EXPECT_TRUE(t->mfma);
+    EXPECT_FALSE(t->mma_sync || t->wgmma || t->tma);
+    EXPECT_EQ(t->max_shared_bytes, 65536);
+  }
+  EXPECT_EQ(find_target("gfx942")->arch, 942);
+  EXPECT_STREQ(irisc::target_for_gfx_arch("gfx942:sramecc+:xnack-")->name, "gfx942");
+  EXPECT_STREQ(irisc::target_for_gfx_arch("gfx90a")->name, "gfx90a");
+  EXPECT_EQ(irisc::target_for_gfx_arch("gfx1100"), nullptr);
+  EXPECT_EQ(irisc::target_for_gfx_arch("sm_90a"), nullptr);  // not an AMD name
+  for (const irisc::Target& t : irisc::all_targets()) EXPECT_FALSE(t.vendor != irisc::Vendor::amd && t.mfma) << t.name;
+}
+
+// Without clang the AMD targets fail with ToolchainMissing, saying what to install. In
+// a fresh process (the tools are looked up once per process).
+TEST(Targets, MissingClangIsToolchainMissing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("IRISC_CLANG", "/nonexistent/clang", 1);
+        irisc::CompileOptions o;
+        o.target = "gfx942";
+        const irisc::CompileResult r = irisc::compile(
+            irisc::SourceBuffer("t.iris", "kernel k(x: tensor<f32>[N]) {\n  for i in blocks(N, 256) {\n    store(x[i], 1.0);\n  }\n}\n"), o);
+        const bool ok = !r.ok && r.rendered_diagnostics.find("cannot compile for gfx942: IRISC_CLANG=/nonexistent/clang") !=
+                                     std::string::npos &&
+                        r.rendered_diagnostics.find("[ToolchainMissing]") != std::string::npos;
+        if (!ok) std::fprintf(stderr, "%s", r.rendered_diagnostics.c_str());
+        std::exit(ok ? 0 : 1);
+      },
+      testing::ExitedWithCode(0), "");
 }

@@ -61,9 +61,9 @@ int run_compile(const CompileBenchOptions& o) {
     co.stop_after = irisc::Stage::tir;
     bool ok = true;
     const double fe = median_ms(o.reps, [&] { ok &= irisc::compile(src, co).ok; });
-    co.stop_after = irisc::Stage::cuda;
+    co.stop_after = irisc::Stage::source;
     const double cuda = median_ms(o.reps, [&] { ok &= irisc::compile(src, co).ok; });
-    co.stop_after = irisc::Stage::cubin;
+    co.stop_after = irisc::Stage::code_object;
     const double cold = median_ms(o.cold_reps, [&] { ok &= irisc::compile(src, co).ok; });
     JitOptions jo;
     jo.target = o.target;

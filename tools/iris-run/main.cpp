@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
   // The kernels, from a compile for the chosen backend's target.
   irisc::CompileOptions co;
   co.target = s.backend == "host" ? "host" : "sm_90a";
-  co.stop_after = s.backend == "host" ? irisc::Stage::cubin : irisc::Stage::cuda;
+  co.stop_after = s.backend == "host" ? irisc::Stage::code_object : irisc::Stage::source;
   co.defines = s.defines;
   const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer(s.file, source), co);
   if (!r.ok) {

@@ -54,7 +54,7 @@ std::string emit_header(const CompileResult& r, const std::string& stem, const s
   h += "namespace iris_kernels::" + ns + " {\n\n";
   h += "inline constexpr const char* kTarget = \"" + target + "\";\n\n";
   h += "// The code object: a cubin with its launch metadata.\n";
-  h += byte_function("code", r.cubin.data(), r.cubin.size());
+  h += byte_function("code", r.code_object.data(), r.code_object.size());
   h += "// The host code object (the checked source), for the host backend (IRIS_BACKEND=host).\n";
   h += byte_function("host_code", reinterpret_cast<const std::byte*>(host_code.data()), host_code.size());
   h += "// The module loaded into one rank's context, with a typed launcher per kernel.\n";

@@ -1,5 +1,7 @@
 // irisc: the .iris compiler's command line (clang-like).
-//   irisc file.iris [-o out] [--target=sm_90a] [--emit=cubin|ptx|cuda|tir|ast|tokens|header|metadata]
+//   irisc file.iris [-o out] [--target=sm_90a|gfx942|...] [--emit=STAGE]
+//         STAGE: tokens, ast, tir, cuda|hip (the kernel source), ptx|asm (assembly),
+//         cubin|co (the code object, the default), header, metadata
 //         [-DNAME=VALUE] [-I dir] [-O0..3] [-g] [-Werror] [--dump-ir-after=PASS] [--time-passes]
 //   irisc file.tir [--run-pass=PASS] --emit=tir    a TIR listing: read, verify, run PASS (or
 //         nothing), print; --emit=cuda and later stages run the whole pipeline first
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "compiler/contract/launch_contract.hpp"
 #include "compiler/driver/compile.hpp"
@@ -33,7 +36,7 @@ int main(int argc, char** argv) {
   CLI::App app{"irisc: compiles .iris tile kernels (compute + communication over a symmetric heap) to GPU code",
                "irisc"};
   app.set_version_flag("--version", std::string("irisc ") + irisc::irisc_version());
-  std::string input, output, target = "sm_90a", emit = "cubin", dump_after, color = "auto", run_pass;
+  std::string input, output, target = "sm_90a", emit, dump_after, color = "auto", run_pass;
   std::vector<std::string> defines, includes;
   int opt = 3;
   bool werror = false, time_passes = false, line_info = false, list_diags = false, trace_events = false;
@@ -46,12 +49,14 @@ int main(int argc, char** argv) {
     target_help += std::string("\n  ") + t.name + ": " + t.gpus;
   }
   app.add_option("--target", target, target_help)->check(CLI::IsMember(target_names));
-  app.add_option("--emit", emit, "what to produce")
-      ->check(CLI::IsMember({"tokens", "ast", "tir", "cuda", "ptx", "cubin", "header", "metadata"}));
+  app.add_option("--emit", emit,
+                 "what to produce: tokens, ast, tir; the kernel source (cuda, or hip for AMD targets); assembly "
+                 "(ptx, or asm); the code object (cubin, or co; the default); header; metadata")
+      ->check(CLI::IsMember({"tokens", "ast", "tir", "cuda", "hip", "ptx", "asm", "cubin", "co", "header", "metadata"}));
   app.add_option("-D", defines, "set a compile-time parameter: -DNAME=VALUE")->allow_extra_args(false);
-  app.add_option("-I", includes, "extra include directory for the CUDA toolchain")->allow_extra_args(false);
+  app.add_option("-I", includes, "where import looks, and an extra include directory for the CUDA or HIP toolchain")->allow_extra_args(false);
   app.add_option("-O", opt, "optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
-  app.add_flag("-g", line_info, "keep source line information in PTX/cubin");
+  app.add_flag("-g", line_info, "keep source line information in the assembly and the code object");
   app.add_flag("--trace-events", trace_events,
                "kernels record trace events (programs, puts, signals, waits with their lines) when the job "
                "traces (IRIS_TRACE); without it they carry no trace code");
@@ -65,7 +70,8 @@ int main(int argc, char** argv) {
   app.add_flag("--list-diagnostics", list_diags, "list every diagnostic id and exit");
   app.footer(
       "Exit codes: 0 success, 1 compile errors, 2 bad usage, 3 output not writable.\n"
-      "Environment: IRISC_NVRTC_PATH (libnvrtc to use), CUDA_HOME (CUDA headers).");
+      "Environment: IRISC_NVRTC_PATH (libnvrtc to use), CUDA_HOME (CUDA headers); for AMD targets IRISC_CLANG,\n"
+      "IRISC_LLD and IRISC_ROCM_DEVICE_LIBS (default: clang-19, lld-19 and Debian's rocm-device-libs).");
   // -Werror is spelled the clang way; CLI11 needs it as a long option.
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
@@ -100,6 +106,18 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The stage names of the target's vendor: cuda/ptx/cubin for NVIDIA, hip/asm/co for AMD.
+  const irisc::Target* tgt = irisc::find_target(target);
+  const bool amd = tgt && tgt->vendor == irisc::Vendor::amd;
+  if (emit.empty()) emit = amd ? "co" : "cubin";
+  static const std::map<std::string, std::string> amd_name = {{"cuda", "hip"}, {"ptx", "asm"}, {"cubin", "co"}};
+  for (const auto& [nv, am] : amd_name) {
+    if (emit == (amd ? nv : am) && tgt && tgt->vendor != irisc::Vendor::host) {
+      std::fprintf(stderr, "irisc: error: --emit=%s is for %s targets; for %s use --emit=%s\n", emit.c_str(),
+                   amd ? "NVIDIA" : "AMD", target.c_str(), (amd ? am : nv).c_str());
+      return 2;
+    }
+  }
   const bool tir_input = std::filesystem::path(input).extension() == ".tir";
   if (tir_input && (emit == "tokens" || emit == "ast")) {
     std::fprintf(stderr, "irisc: error: a .tir input has no %s; it starts at --emit=tir\n", emit.c_str());
@@ -131,11 +149,12 @@ int main(int argc, char** argv) {
   }
   static const std::map<std::string, irisc::Stage> stages = {
       {"tokens", irisc::Stage::tokens}, {"ast", irisc::Stage::ast},   {"tir", irisc::Stage::tir},
-      {"cuda", irisc::Stage::cuda},     {"ptx", irisc::Stage::ptx},   {"cubin", irisc::Stage::cubin},
-      {"header", irisc::Stage::cubin},  {"metadata", irisc::Stage::cuda}};
+      {"cuda", irisc::Stage::source},   {"hip", irisc::Stage::source},         {"ptx", irisc::Stage::assembly},
+      {"asm", irisc::Stage::assembly},  {"cubin", irisc::Stage::code_object},  {"co", irisc::Stage::code_object},
+      {"header", irisc::Stage::code_object},  {"metadata", irisc::Stage::source}};
   o.stop_after = stages.at(emit);
-  // The host target's contract comes with its code object (there is no CUDA stage).
-  if (emit == "metadata" && target == "host") o.stop_after = irisc::Stage::cubin;
+  // The host target's contract comes with its code object (there is no kernel source).
+  if (emit == "metadata" && target == "host") o.stop_after = irisc::Stage::code_object;
 
   std::string read_error;
   auto source = irisc::SourceBuffer::from_file(input, &read_error);
@@ -161,8 +180,8 @@ int main(int argc, char** argv) {
   if (emit == "tokens") text = r.tokens;
   else if (emit == "ast") text = r.ast;
   else if (emit == "tir") text = r.tir;
-  else if (emit == "cuda") text = r.cuda;
-  else if (emit == "ptx") text = r.ptx;
+  else if (emit == "cuda" || emit == "hip") text = r.kernel_source;
+  else if (emit == "ptx" || emit == "asm") text = r.assembly;
   else if (emit == "metadata") text = irisc::contract::write(irisc::contract::read(r.metadata), 2) + "\n";
   else if (emit == "header") {
     // The header carries the host code object too, so that the same binary runs on the
@@ -175,9 +194,9 @@ int main(int argc, char** argv) {
     text = irisc::emit_header(r, stem, target, irisc::write_host_code(host));
     default_out = stem + ".iris.hpp";
   } else {
-    data = r.cubin.data();
-    size = r.cubin.size();
-    default_out = stem + (target == "host" ? ".host" : ".cubin");
+    data = r.code_object.data();
+    size = r.code_object.size();
+    default_out = stem + (target == "host" ? ".host" : amd ? ".co" : ".cubin");
   }
   if (!data) {
     data = text.data();

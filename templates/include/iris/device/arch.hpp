@@ -1,30 +1,50 @@
 // Compiler-portability layer for the iris device library: the function
 // qualifier macros and fixed-width integer aliases that every other device
-// header uses. It includes nothing, so that the same headers compile under
-// nvcc, NVRTC (which has no host standard headers) and plain host C++.
+// header uses. It includes nothing but, under HIP, hip_compat.hpp, so that the
+// same headers compile under nvcc, NVRTC (which has no host standard headers),
+// clang's HIP (AMDGCN, without HIP's headers) and plain host C++.
 #pragma once
 
-// True only in the device pass of nvcc or under NVRTC. Device-only code
-// (inline PTX, threadIdx) must sit behind this; host passes skip it.
-#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__)
+// HIP: clang -x hip (irisc's AMD targets), device pass or not.
+#if defined(__HIP__)
+#define IRIS_HIP_COMPILER 1
+#else
+#define IRIS_HIP_COMPILER 0
+#endif
+
+// True only in the device pass of nvcc, under NVRTC, or in clang's HIP device
+// pass. Device-only code (inline PTX, AMDGCN builtins, threadIdx) must sit
+// behind this; host passes skip it.
+#if defined(__CUDA_ARCH__) || defined(__CUDACC_RTC__) || defined(__HIP_DEVICE_COMPILE__)
 #define IRIS_DEVICE_COMPILE 1
 #else
 #define IRIS_DEVICE_COMPILE 0
 #endif
 
-// True under any CUDA compiler pass (nvcc host and device, NVRTC). Device
-// function templates must be declared in nvcc's host pass too, because kernels
-// that call them are parsed there; so they are guarded by this, not by
-// IRIS_DEVICE_COMPILE.
+// True under any CUDA compiler pass (nvcc host and device, NVRTC): the NVIDIA
+// spellings (inline PTX). Device function templates must be declared in nvcc's
+// host pass too, because kernels that call them are parsed there; so they are
+// guarded by IRIS_GPU_COMPILER, not by IRIS_DEVICE_COMPILE.
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define IRIS_CUDA_COMPILER 1
 #else
 #define IRIS_CUDA_COMPILER 0
 #endif
 
-// Outside a CUDA compiler the qualifiers vanish, so host-side C++ can include
+// Any GPU compiler: where the device library's functions exist at all.
+#if IRIS_CUDA_COMPILER || IRIS_HIP_COMPILER
+#define IRIS_GPU_COMPILER 1
+#else
+#define IRIS_GPU_COMPILER 0
+#endif
+
+#if IRIS_HIP_COMPILER
+#include "hip_compat.hpp"
+#endif
+
+// Outside a GPU compiler the qualifiers vanish, so host-side C++ can include
 // the shared declarations (Context, the enums) without any CUDA headers.
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 #define IRIS_HOST_DEVICE __host__ __device__
 #define IRIS_DEVICE __device__
 #define IRIS_FORCEINLINE __forceinline__

@@ -24,10 +24,47 @@ using arith_word_t = typename ArithWord<T>::word;
 
 }  // namespace iris::device::detail
 
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 namespace iris::device {
 namespace detail {
 
+#if IRIS_HIP_COMPILER
+// One __hip_atomic builtin per operation: NAME<O, S>(word* p, word v) -> old. The
+// builtins take every word type (floats compare bit patterns in atom_cas, as PTX does).
+#define IRIS_DETAIL_DEFINE_HIP_ATOM(NAME, BUILTIN)                                     \
+  template <Order O, Scope S, class W>                                                 \
+  IRIS_DEVICE IRIS_FORCEINLINE W NAME(W* p, W v) {                                     \
+    return BUILTIN(amdgcn::global(p), v, hip_order<O>, hip_scope<S>);                                  \
+  }
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_add, __hip_atomic_fetch_add)
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_and, __hip_atomic_fetch_and)
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_or, __hip_atomic_fetch_or)
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_xor, __hip_atomic_fetch_xor)
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_min, __hip_atomic_fetch_min)
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_max, __hip_atomic_fetch_max)
+IRIS_DETAIL_DEFINE_HIP_ATOM(atom_exch, __hip_atomic_exchange)
+#undef IRIS_DETAIL_DEFINE_HIP_ATOM
+
+// The failure order of a compare-and-swap may not release.
+template <Order O>
+inline constexpr int hip_cas_failure_order = O == Order::acquire || O == Order::acq_rel ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+
+template <Order O, Scope S, class W>
+IRIS_DEVICE IRIS_FORCEINLINE W atom_cas(W* p, W expected, W desired) {
+  if constexpr (sizeof(W) == 4 || sizeof(W) == 8) {
+    // Bit patterns, through the integer of the same width.
+    using I = typename Pick<sizeof(W) == 4, u32, u64>::type;
+    I e, d;
+    __builtin_memcpy(&e, &expected, sizeof(W));
+    __builtin_memcpy(&d, &desired, sizeof(W));
+    __hip_atomic_compare_exchange_strong(amdgcn::global(reinterpret_cast<I*>(p)), &e, d, hip_order<O>, hip_cas_failure_order<O>,
+                                         hip_scope<S>);
+    W old;
+    __builtin_memcpy(&old, &e, sizeof(W));
+    return old;
+  }
+}
+#else
 // One raw atom per (operation, PTX type): NAME<O, S>(word* p, word v) -> old.
 // OPTYPE is ".op.type"; C is the asm register constraint of the word type.
 // The .b32/.b64 forms take any 32/64-bit register, floats included, which is
@@ -108,6 +145,7 @@ IRIS_DETAIL_DEFINE_CAS(double, ".cas.b64", "d")
 #undef IRIS_DETAIL_DEFINE_ATOM
 #undef IRIS_DETAIL_CAS_STMT
 #undef IRIS_DETAIL_ATOM_STMT
+#endif  // IRIS_HIP_COMPILER
 
 // The addend that makes add() perform sub(). Integers negate through their
 // unsigned type so that negating INT_MIN is well defined (and wraps, as
@@ -216,4 +254,4 @@ IRIS_DEVICE IRIS_FORCEINLINE T atomic_max(const Context& ctx, T* ptr, T val, int
 }
 
 }  // namespace iris::device
-#endif  // IRIS_CUDA_COMPILER
+#endif  // IRIS_GPU_COMPILER

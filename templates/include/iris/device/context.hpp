@@ -78,7 +78,7 @@ IRIS_HOST_DEVICE IRIS_FORCEINLINE T* translate(const Context& ctx, T* local_ptr,
   const char* local = reinterpret_cast<const char*>(local_ptr);
   const auto offset = local - ctx.heap_bases[ctx.rank];
   T* remote = reinterpret_cast<T*>(ctx.heap_bases[to_rank] + offset);
-#if IRIS_DEVICE_COMPILE
+#if IRIS_DEVICE_COMPILE && IRIS_CUDA_COMPILER
   // Heaps are global memory (device or mapped host allocations). Saying so
   // lets the compiler emit LDG/STG rather than generic LD/ST when it cannot
   // see where the bases came from (e.g. a Context copied to local memory).

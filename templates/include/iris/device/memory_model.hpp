@@ -80,7 +80,7 @@ inline constexpr bool is_f32_v<float> = true;
 
 }  // namespace iris::device::detail
 
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 namespace iris::device {
 
 // Orders this thread's prior memory accesses before its later ones, as seen
@@ -88,6 +88,15 @@ namespace iris::device {
 // release/acquire flag protocols this library builds, and is cheaper.
 template <Scope S = Scope::system>
 IRIS_DEVICE IRIS_FORCEINLINE void fence() {
+#if IRIS_HIP_COMPILER
+  if constexpr (S == Scope::block) {
+    __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "workgroup");
+  } else if constexpr (S == Scope::device) {
+    __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent");
+  } else {
+    __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "");
+  }
+#else
   if constexpr (S == Scope::block) {
     asm volatile("fence.acq_rel.cta;" ::: "memory");
   } else if constexpr (S == Scope::device) {
@@ -95,6 +104,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void fence() {
   } else {
     asm volatile("fence.acq_rel.sys;" ::: "memory");
   }
+#endif
 }
 
 // Completes this thread's prior puts/stores: after quiet(), any rank that
@@ -108,6 +118,31 @@ IRIS_DEVICE IRIS_FORCEINLINE void quiet() { fence<Scope::system>(); }
 
 namespace detail {
 
+#if IRIS_HIP_COMPILER
+// The __hip_atomic builtins' order and scope for (O, S). A system-scope release
+// store is then `buffer_wbl2 sc0 sc1; s_waitcnt vmcnt(0) lgkmcnt(0); global_store sc0
+// sc1` on gfx942, an acquire load `global_load sc0 sc1; s_waitcnt vmcnt(0);
+// buffer_inv sc0 sc1` (LLVM's AMDGPUUsage memory model).
+template <Order O>
+inline constexpr int hip_order = O == Order::relaxed   ? __ATOMIC_RELAXED
+                                 : O == Order::acquire ? __ATOMIC_ACQUIRE
+                                 : O == Order::release ? __ATOMIC_RELEASE
+                                                       : __ATOMIC_ACQ_REL;
+template <Scope S>
+inline constexpr int hip_scope = S == Scope::block    ? amdgcn::kScopeBlock
+                                 : S == Scope::device ? amdgcn::kScopeDevice
+                                                      : amdgcn::kScopeSystem;
+
+template <Order O, Scope S, class W>
+IRIS_DEVICE IRIS_FORCEINLINE W ld_word(const W* p) {
+  return __hip_atomic_load(amdgcn::global(p), hip_order<O>, hip_scope<S>);
+}
+
+template <Order O, Scope S, class W>
+IRIS_DEVICE IRIS_FORCEINLINE void st_word(W* p, W w) {
+  __hip_atomic_store(amdgcn::global(p), w, hip_order<O>, hip_scope<S>);
+}
+#else
 // The heap is global memory, whose generic addresses equal its .global
 // addresses, so generic pointers are passed straight to .global ops
 // (the same convention CUTLASS's barriers rely on).
@@ -138,6 +173,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void st_word(W* p, W w) {
 
 #undef IRIS_DETAIL_LD_STMT
 #undef IRIS_DETAIL_ST_STMT
+#endif  // IRIS_HIP_COMPILER
 
 }  // namespace detail
 
@@ -164,4 +200,4 @@ IRIS_DEVICE IRIS_FORCEINLINE void atomic_store(T* ptr, T value) {
 }
 
 }  // namespace iris::device
-#endif  // IRIS_CUDA_COMPILER
+#endif  // IRIS_GPU_COMPILER

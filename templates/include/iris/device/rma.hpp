@@ -8,7 +8,7 @@
 #include "arch.hpp"
 #include "context.hpp"
 
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 namespace iris::device {
 namespace detail {
 
@@ -167,4 +167,4 @@ IRIS_DEVICE IRIS_FORCEINLINE void block_get(const Context& ctx, void* dst_local,
 }
 
 }  // namespace iris::device
-#endif  // IRIS_CUDA_COMPILER
+#endif  // IRIS_GPU_COMPILER

@@ -65,10 +65,22 @@ IRIS_HOST_DEVICE inline void fill_wait_fault(WaitFault& f, const Context& ctx, c
 }  // namespace detail
 }  // namespace iris::device
 
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 namespace iris::device {
 namespace detail {
 
+#if IRIS_HIP_COMPILER
+// An atomic add whose result is unused: the AMDGPU backend emits the no-return form.
+template <Order O, Scope S, class W>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add(W* p, W v) {
+  (void)__hip_atomic_fetch_add(amdgcn::global(p), v, hip_order<O>, hip_scope<S>);
+}
+template <Order O, Scope S>
+IRIS_DEVICE IRIS_FORCEINLINE void red_add_v2(float* p, float v0, float v1) {
+  red_add<O, S>(p, v0);
+  red_add<O, S>(p + 1, v1);
+}
+#else
 // `red` rather than `atom`: the old value is not needed, and a reduction
 // lets the SM move on without waiting for the remote round trip.
 #define IRIS_DETAIL_RED_STMT(SEM, SCOPE, OPTYPE, C) \
@@ -115,6 +127,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void red_add_v2(float* p, float v0, float v1) {
 }
 
 #undef IRIS_DETAIL_RED_V2_STMT
+#endif  // IRIS_HIP_COMPILER
 
 // The first polls spin back to back: a flag that arrives within them is
 // seen one load latency later, which is what ping-pong latency measures.
@@ -125,7 +138,14 @@ inline constexpr u32 kTightPolls = 1u << 12;
 inline constexpr u32 kFirstSleepNs = 32;
 inline constexpr u32 kMaxSleepNs = 1024;
 
+#if IRIS_HIP_COMPILER
+// s_sleep 1 waits 64 clocks, about 30 ns at the clocks of gfx90a and gfx942.
+IRIS_DEVICE IRIS_FORCEINLINE void nanosleep(u32 ns) {
+  for (u32 t = 0; t < ns; t += 32) __builtin_amdgcn_s_sleep(1);
+}
+#else
 IRIS_DEVICE IRIS_FORCEINLINE void nanosleep(u32 ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
+#endif
 
 }  // namespace detail
 
@@ -285,4 +305,4 @@ IRIS_DEVICE T wait_until(const T* local_flag, Cmp cmp, T value) {
 }
 
 }  // namespace iris::device
-#endif  // IRIS_CUDA_COMPILER
+#endif  // IRIS_GPU_COMPILER

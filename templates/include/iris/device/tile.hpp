@@ -9,7 +9,7 @@
 #include "arch.hpp"
 #include "context.hpp"
 
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 namespace iris::device::tile {
 
 template <int B, int THREADS, int VEC>
@@ -50,6 +50,9 @@ IRIS_DEVICE IRIS_FORCEINLINE void copy_vec(T* dst, const T* src) {
 // element by element, and scalar stores to a peer cost up to half the NVLink rate.
 template <class T, int VEC>
 IRIS_DEVICE IRIS_FORCEINLINE void store_vec(T* dst, const T* src) {
+#if IRIS_HIP_COMPILER
+  copy_vec<T, VEC>(dst, src);  // the AMDGPU backend keeps whole-vector stores whole
+#else
   constexpr int kBytes = VEC * (int)sizeof(T);
   if constexpr (kBytes % 4 == 0) {
     const unsigned* w = reinterpret_cast<const unsigned*>(src);
@@ -76,6 +79,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_vec(T* dst, const T* src) {
   } else {
     copy_vec<T, VEC>(dst, src);
   }
+#endif
 }
 }  // namespace detail
 
@@ -406,4 +410,4 @@ IRIS_DEVICE IRIS_FORCEINLINE void stage(const T (&in)[L1::kPerThread], T* scratc
 }
 
 }  // namespace iris::device::tile
-#endif  // IRIS_CUDA_COMPILER
+#endif  // IRIS_GPU_COMPILER

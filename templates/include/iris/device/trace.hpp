@@ -54,13 +54,19 @@ IRIS_HOST_DEVICE constexpr unsigned trace_kernel_id(const char* name) {
 
 }  // namespace iris::device
 
-#if IRIS_CUDA_COMPILER
+#if IRIS_GPU_COMPILER
 namespace iris::device {
 
+// Nanoseconds of a clock common to the device's multiprocessors.
 IRIS_DEVICE IRIS_FORCEINLINE u64 globaltimer() {
+#if IRIS_HIP_COMPILER
+  // s_memrealtime counts at a constant 100 MHz on gfx90a and gfx942.
+  return __builtin_amdgcn_s_memrealtime() * 10;
+#else
   u64 t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+#endif
 }
 
 IRIS_DEVICE IRIS_FORCEINLINE void write_trace_event(TraceEvent& e, TraceKind kind, unsigned kernel, int line, int peer,
@@ -107,4 +113,4 @@ struct TraceCursor {
 };
 
 }  // namespace iris::device
-#endif  // IRIS_CUDA_COMPILER
+#endif  // IRIS_GPU_COMPILER

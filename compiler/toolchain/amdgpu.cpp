@@ -1,0 +1,258 @@
+// The AMDGPU toolchain (see amdgpu.hpp).
+#include "compiler/toolchain/amdgpu.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "compiler/toolchain/device_headers.hpp"
+
+extern char** environ;
+
+namespace irisc::toolchain {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Tools {
+  std::string clang, lld, device_libs;
+  std::string why_not;  // empty when all were found
+  std::string clang_version;
+};
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+bool executable(const fs::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); }
+
+std::string on_path(const std::string& name) {
+  std::stringstream dirs(env("PATH"));
+  std::string d;
+  while (std::getline(dirs, d, ':')) {
+    if (!d.empty() && executable(fs::path(d) / name)) return (fs::path(d) / name).string();
+  }
+  return "";
+}
+
+// Runs argv with stdout and stderr into `log_file`; the exit status, or -1 when it
+// could not start.
+int run(const std::vector<std::string>& argv, const fs::path& log_file) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const Tools& tools() {
+  static const Tools t = [] {
+    Tools t;
+    std::string clang = env("IRISC_CLANG");
+    if (clang.empty()) clang = on_path("clang-19");
+    for (const char* c : {"/usr/lib/llvm-19/bin/clang", "/opt/rocm/llvm/bin/clang"}) {
+      if (clang.empty() && executable(c)) clang = c;
+    }
+    if (clang.empty() || !executable(clang)) {
+      t.why_not = clang.empty() ? "no clang for AMDGPU: install clang-19 (Debian: apt-get install clang-19 lld-19) or set IRISC_CLANG"
+                                : "IRISC_CLANG=" + clang + " is not an executable";
+      return t;
+    }
+    t.clang = clang;
+    std::string lld = env("IRISC_LLD");
+    if (lld.empty()) {
+      const fs::path beside = fs::path(fs::canonical(clang)).parent_path() / "ld.lld";
+      lld = executable(beside) ? beside.string() : on_path("ld.lld-19");
+    }
+    if (lld.empty() || !executable(lld)) {
+      t.why_not = lld.empty() ? "no ld.lld beside " + clang + ": install lld-19 (Debian) or set IRISC_LLD"
+                              : "IRISC_LLD=" + lld + " is not an executable";
+      return t;
+    }
+    t.lld = lld;
+    std::vector<std::string> dirs;
+    if (!env("IRISC_ROCM_DEVICE_LIBS").empty()) {
+      dirs.push_back(env("IRISC_ROCM_DEVICE_LIBS"));
+    } else {
+      dirs = {"/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/opt/rocm/amdgcn/bitcode"};
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator("/opt/rocm/lib/llvm/lib/clang", ec)) {
+        dirs.push_back((e.path() / "lib/amdgcn/bitcode").string());
+      }
+    }
+    for (const std::string& d : dirs) {
+      if (fs::exists(fs::path(d) / "ocml.bc")) {
+        t.device_libs = d;
+        break;
+      }
+    }
+    if (t.device_libs.empty()) {
+      t.why_not = "no ROCm device libraries (ocml.bc) in " + dirs.front() +
+                  (dirs.size() > 1 ? " or the ROCm folders" : "") +
+                  ": install rocm-device-libs (Debian) or set IRISC_ROCM_DEVICE_LIBS";
+      return t;
+    }
+    // clang's version line, for cache keys.
+    char dir_template[] = "/tmp/irisc-clang-XXXXXX";
+    if (const char* dir = ::mkdtemp(dir_template)) {
+      const fs::path log = fs::path(dir) / "version.txt";
+      if (run({clang, "--version"}, log) == 0) {
+        const std::string v = read_text(log);
+        t.clang_version = v.substr(0, v.find('\n'));
+      }
+      fs::remove_all(dir);
+    }
+    return t;
+  }();
+  return t;
+}
+
+// The device library's ISA control library for `arch`: its own, else the nearest
+// earlier stepping of the same family the installed libraries have (Debian's ROCm 5.2
+// predates gfx942 and has 940; ocml's code paths are the same for the family).
+std::string isa_library(const std::string& dir, const std::string& arch) {
+  const std::string digits = arch.substr(3);  // "942", "90a"
+  const fs::path own = fs::path(dir) / ("oclc_isa_version_" + digits + ".bc");
+  if (fs::exists(own)) return own.string();
+  std::string stepping = digits;
+  while (!stepping.empty() && stepping.back() > '0') {
+    --stepping.back();
+    const fs::path p = fs::path(dir) / ("oclc_isa_version_" + stepping + ".bc");
+    if (fs::exists(p)) return p.string();
+  }
+  return "";
+}
+
+// A private temporary folder, removed on scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string base = env("TMPDIR");
+    if (base.empty()) base = "/tmp";
+    std::string t = base + "/irisc-amdgpu-XXXXXX";
+    if (const char* d = ::mkdtemp(t.data())) path = d;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+bool amdgpu_toolchain_available(std::string* why_not) {
+  const Tools& t = tools();
+  if (why_not) *why_not = t.why_not;
+  return t.why_not.empty();
+}
+
+std::string amdgpu_toolchain_identity() {
+  const Tools& t = tools();
+  if (!t.why_not.empty()) return "";
+  return t.clang_version + "; " + t.clang + "; " + t.lld + "; " + t.device_libs;
+}
+
+AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, const AmdgpuCompileOptions& o) {
+  AmdgpuCompileResult r;
+  const Tools& t = tools();
+  if (!t.why_not.empty()) {
+    r.log = "cannot compile for " + o.arch + ": " + t.why_not;
+    return r;
+  }
+  const std::string isa = isa_library(t.device_libs, o.arch);
+  if (isa.empty()) {
+    r.log = "cannot compile for " + o.arch + ": the device libraries in " + t.device_libs +
+            " have no oclc_isa_version library for it";
+    return r;
+  }
+  TempDir tmp;
+  if (tmp.path.empty()) {
+    r.log = "cannot create a temporary folder for the AMDGPU toolchain";
+    return r;
+  }
+  // The embedded device library, as files clang can include.
+  for (const EmbeddedHeader& h : device_headers()) {
+    const fs::path p = tmp.path / "include" / h.name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p, std::ios::binary) << h.text;
+  }
+  const std::string file = name.empty() ? "iris_jit.hip" : fs::path(std::string(name)).filename().string();
+  const fs::path src = tmp.path / file, bc = tmp.path / "kernels.bc", obj = tmp.path / "kernels.o",
+                 asm_file = tmp.path / "kernels.s", co = tmp.path / "kernels.co", log = tmp.path / "log.txt";
+  std::ofstream(src, std::ios::binary) << source;
+  const std::string opt = "-O" + std::to_string(o.opt_level);
+  std::vector<std::string> front = {t.clang, "-x", "hip", "--offload-arch=" + o.arch, "--cuda-device-only", "-nogpuinc",
+                                    "-nogpulib", "-std=c++20", opt, "-emit-llvm", "-c", "-I", (tmp.path / "include").string()};
+  for (const std::string& d : o.include_dirs) {
+    front.push_back("-I");
+    front.push_back(d);
+  }
+  if (o.line_info) front.push_back("-gline-tables-only");
+  for (const std::string& lib :
+       {t.device_libs + "/ocml.bc", t.device_libs + "/ockl.bc", isa, t.device_libs + "/oclc_finite_only_off.bc",
+        t.device_libs + "/oclc_daz_opt_off.bc", t.device_libs + "/oclc_unsafe_math_off.bc",
+        t.device_libs + "/oclc_correctly_rounded_sqrt_on.bc", t.device_libs + "/oclc_wavefrontsize64_on.bc",
+        t.device_libs + "/oclc_abi_version_500.bc"}) {
+    front.insert(front.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
+  }
+  front.insert(front.end(), {src.string(), "-o", bc.string()});
+  const auto failed = [&](const std::string& step) {
+    std::string text = read_text(log);
+    // Diagnostics name the source file by its path in the temporary folder.
+    for (std::size_t at; (at = text.find(src.string())) != std::string::npos;) text.replace(at, src.string().size(), file);
+    r.log = text.empty() ? step + " failed" : text;
+    return r;
+  };
+  if (run(front, log) != 0) return failed("clang (HIP to bitcode)");
+  const std::vector<std::string> target = {t.clang, "-target", "amdgcn-amd-amdhsa", "-mcpu=" + o.arch, "-nogpulib", opt};
+  if (o.want_assembly) {
+    std::vector<std::string> a = target;
+    a.insert(a.end(), {"-S", bc.string(), "-o", asm_file.string()});
+    if (run(a, log) != 0) return failed("clang (bitcode to assembly)");
+    r.assembly = read_text(asm_file);
+  }
+  if (o.want_code_object) {
+    std::vector<std::string> c = target;
+    c.insert(c.end(), {"-c", bc.string(), "-o", obj.string()});
+    if (run(c, log) != 0) return failed("clang (bitcode to a relocatable object)");
+    if (run({t.lld, "-m", "elf64_amdgpu", "--no-undefined", "-shared", obj.string(), "-o", co.string()}, log) != 0) {
+      return failed("ld.lld (the executable code object)");
+    }
+    const std::string bytes = read_text(co);
+    r.code_object.resize(bytes.size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) r.code_object[i] = static_cast<std::byte>(bytes[i]);
+  }
+  r.log = read_text(log);
+  r.ok = true;
+  return r;
+}
+
+}  // namespace irisc::toolchain
