@@ -19,21 +19,7 @@ class CudaKernelPrinter final : public GpuKernelPrinter {
   using GpuKernelPrinter::GpuKernelPrinter;
 
  private:
-  const char* type_name(ScalarType t) const override {
-    switch (t) {
-      case ScalarType::f32: return "float";
-      case ScalarType::f16: return "__half";
-      case ScalarType::bf16: return "__nv_bfloat16";
-      // One-token aliases (from the prelude): `T(0)` must parse for every T.
-      case ScalarType::i32: return "int";
-      case ScalarType::i64: return "iris_i64";
-      case ScalarType::u32: return "iris_u32";
-      case ScalarType::u64: return "iris_u64";
-      case ScalarType::boolean: return "bool";
-      case ScalarType::int_: return "iris_i64";
-    }
-    return "void";
-  }
+  const char* type_name(ScalarType t) const override { return gpu_scalar_type_name(t, "__half", "__nv_bfloat16"); }
   std::string float_from_bits(std::uint32_t bits) const override {
     char buf[48];
     std::snprintf(buf, sizeof buf, "__int_as_float(0x%08x)", bits);

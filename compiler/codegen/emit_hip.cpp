@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/codegen/gpu_kernel_printer.hpp"
+#include "compiler/codegen/gpu_module.hpp"
 #include "compiler/codegen/metadata.hpp"
 
 namespace irisc {
@@ -18,20 +19,8 @@ class HipKernelPrinter final : public GpuKernelPrinter {
   using GpuKernelPrinter::GpuKernelPrinter;
 
  private:
-  const char* type_name(ScalarType t) const override {
-    switch (t) {
-      case ScalarType::f32: return "float";
-      case ScalarType::f16: return "_Float16";  // clang's arithmetic 16-bit types on AMDGPU
-      case ScalarType::bf16: return "__bf16";
-      case ScalarType::i32: return "int";
-      case ScalarType::i64: return "iris_i64";
-      case ScalarType::u32: return "iris_u32";
-      case ScalarType::u64: return "iris_u64";
-      case ScalarType::boolean: return "bool";
-      case ScalarType::int_: return "iris_i64";
-    }
-    return "void";
-  }
+  // clang's arithmetic 16-bit types on AMDGPU.
+  const char* type_name(ScalarType t) const override { return gpu_scalar_type_name(t, "_Float16", "__bf16"); }
   std::string float_from_bits(std::uint32_t bits) const override {
     char buf[64];
     std::snprintf(buf, sizeof buf, "__builtin_bit_cast(float, 0x%08xu)", bits);

@@ -7,6 +7,21 @@ namespace irisc {
 
 using namespace tir;
 
+const char* gpu_scalar_type_name(ScalarType t, const char* f16, const char* bf16) {
+  switch (t) {
+    case ScalarType::f32: return "float";
+    case ScalarType::f16: return f16;
+    case ScalarType::bf16: return bf16;
+    case ScalarType::i32: return "int";
+    case ScalarType::i64: return "iris_i64";
+    case ScalarType::u32: return "iris_u32";
+    case ScalarType::u64: return "iris_u64";
+    case ScalarType::boolean: return "bool";
+    case ScalarType::int_: return "iris_i64";
+  }
+  return "void";
+}
+
 bool module_uses_type(const Module& m, ScalarType t) {
   auto is_t = [t](const Value& v) { return v.type.elem == t; };
   for (const Kernel& k : m.kernels) {

@@ -13,6 +13,11 @@ struct GpuSource {
   std::string metadata;  // JSON: kernels, parameters, sizes, grid policy, roles, threads
 };
 
+// The C++ name of a scalar type in printed kernels, given the dialect's names of the
+// 16-bit floating-point types; the integer types are one-token aliases from the prelude
+// (`T(0)` must parse for every T).
+const char* gpu_scalar_type_name(tir::ScalarType t, const char* f16, const char* bf16);
+
 // Whether any value, variable or parameter of the module has element type `t` (the
 // CUDA translation unit includes that type's header then).
 bool module_uses_type(const tir::Module& m, tir::ScalarType t);

@@ -343,11 +343,12 @@ struct CubinCase {
 };
 void PrintTo(const CubinCase& c, std::ostream* os) { *os << c.file.generic_string() << " " << c.target; }
 
-std::vector<CubinCase> sample_cases() {
+// Every sample and dsl/ file, for each of `targets`.
+std::vector<CubinCase> sample_cases(std::initializer_list<const char*> targets) {
   std::vector<CubinCase> out;
   for (const char* dir : {"samples", "dsl"}) {
     for (const fs::path& p : iris_files(kSourceDir / dir, true)) {
-      for (const char* t : {"sm_90a", "sm_80"}) {
+      for (const char* t : targets) {
         const std::string rel = p.lexically_relative(kSourceDir).replace_extension().generic_string();
         out.push_back({p, t, sanitize(rel) + "_" + t});
       }
@@ -389,19 +390,6 @@ void expect_cubin(const CubinCase& c) {
 // AMD: every sample and dsl/ file gives an AMDGPU code object for gfx942 and gfx90a: an
 // ELF for EM_AMDGPU holding each kernel, its descriptor (.kd) and the exported launch
 // contract (iris_metadata). SKIPPED where the AMD tools are missing.
-std::vector<CubinCase> amdgpu_cases() {
-  std::vector<CubinCase> out;
-  for (const char* dir : {"samples", "dsl"}) {
-    for (const fs::path& p : iris_files(kSourceDir / dir, true)) {
-      for (const char* t : {"gfx942", "gfx90a"}) {
-        const std::string rel = p.lexically_relative(kSourceDir).replace_extension().generic_string();
-        out.push_back({p, t, sanitize(rel) + "_" + t});
-      }
-    }
-  }
-  return out;
-}
-
 void expect_code_object(const CubinCase& c) {
   std::string why;
   if (!irisc::toolchain::amdgpu_toolchain_available(&why)) GTEST_SKIP() << "AMD toolchain unavailable: " << why;
@@ -430,13 +418,13 @@ void expect_code_object(const CubinCase& c) {
 
 class SampleCodeObject : public testing::TestWithParam<CubinCase> {};
 TEST_P(SampleCodeObject, CompilesForAmdgpu) { expect_code_object(GetParam()); }
-INSTANTIATE_TEST_SUITE_P(Samples, SampleCodeObject, testing::ValuesIn(amdgpu_cases()),
+INSTANTIATE_TEST_SUITE_P(Samples, SampleCodeObject, testing::ValuesIn(sample_cases({"gfx942", "gfx90a"})),
                          [](const testing::TestParamInfo<CubinCase>& info) { return info.param.name; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SampleCodeObject);
 
 class SampleCubin : public testing::TestWithParam<CubinCase> {};
 TEST_P(SampleCubin, CompilesWithNvrtc) { expect_cubin(GetParam()); }
-INSTANTIATE_TEST_SUITE_P(Samples, SampleCubin, testing::ValuesIn(sample_cases()),
+INSTANTIATE_TEST_SUITE_P(Samples, SampleCubin, testing::ValuesIn(sample_cases({"sm_90a", "sm_80"})),
                          [](const testing::TestParamInfo<CubinCase>& info) { return info.param.name; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SampleCubin);
 
