@@ -1,5 +1,5 @@
-// Structural checks of cubins, fatbins and PTX before the driver loads them (see
-// code_object_check.hpp). Every offset and size is read little-endian from the bytes
+// Structural checks of cubins, AMDGPU code objects, fatbins and PTX before the driver
+// loads them (see code_object_check.hpp). Every offset and size is read little-endian from the bytes
 // and every sum is overflow-checked: the checker itself must not read out of bounds.
 #include "code_object_check.hpp"
 
@@ -54,21 +54,29 @@ void within(const Subject& s, const std::string& what, std::uint64_t end, std::u
               std::to_string(size) + " bytes");
 }
 
-// ---- ELF (cubin) ------------------------------------------------------------------------
+// ---- ELF (cubin, AMDGPU code object) ------------------------------------------------------
 constexpr std::uint64_t kEhdrBytes = 64, kPhdrBytes = 56, kShdrBytes = 64;
-constexpr std::uint32_t kShtNull = 0, kShtSymtab = 2, kShtStrtab = 3, kShtRela = 4, kShtNobits = 8, kShtRel = 9;
-constexpr std::uint16_t kEmCuda = 190;
+constexpr std::uint32_t kShtNull = 0, kShtSymtab = 2, kShtStrtab = 3, kShtRela = 4, kShtNobits = 8, kShtRel = 9,
+                        kShtDynsym = 11;
 
-void check_elf(Bytes b, const Subject& s) {
+// The ELF machine a code object must be built for, and what messages call it.
+struct Machine {
+  std::uint16_t id;
+  const char* what;
+};
+constexpr Machine kCubin{190, "a CUDA cubin"};           // EM_CUDA
+constexpr Machine kAmdgpu{224, "an AMDGPU code object"};  // EM_AMDGPU
+
+void check_elf(Bytes b, const Subject& s, const Machine& want) {
   const std::uint64_t n = b.size();
   within(s, "its ELF header ends", kEhdrBytes, n);
   const auto ident = [&](int i) { return static_cast<unsigned>(static_cast<std::uint8_t>(b[static_cast<std::size_t>(i)])); };
   if (ident(4) != 2) corrupt(s, "it is not a 64-bit ELF file (EI_CLASS is " + std::to_string(ident(4)) + ", not 2)");
   if (ident(5) != 1) corrupt(s, "it is not a little-endian ELF file (EI_DATA is " + std::to_string(ident(5)) + ", not 1)");
   const std::uint16_t machine = u16(b, 18);
-  if (machine != kEmCuda) {
-    corrupt(s, "it is an ELF file for machine " + std::to_string(machine) + ", not a CUDA cubin (machine " +
-                   std::to_string(kEmCuda) + ")");
+  if (machine != want.id) {
+    corrupt(s, "it is an ELF file for machine " + std::to_string(machine) + ", not " + want.what + " (machine " +
+                   std::to_string(want.id) + ")");
   }
   const std::uint64_t phoff = u64(b, 32), shoff = u64(b, 40);
   const std::uint16_t ehsize = u16(b, 52), phentsize = u16(b, 54), phnum = u16(b, 56);
@@ -88,8 +96,8 @@ void check_elf(Bytes b, const Subject& s) {
     }
   }
 
-  // A cubin always has sections: the driver finds kernels, their parameters and
-  // resources through them. Section 0 holds the counts that do not fit in the header
+  // A code object always has sections: the driver finds kernels, their parameters and
+  // resources through them (an AMDGPU one through .dynsym and its notes). Section 0 holds the counts that do not fit in the header
   // (ELF extended numbering: e_shnum 0, e_shstrndx 0xffff).
   if (shoff == 0) corrupt(s, "it has no section headers (e_shoff is 0)");
   if (shentsize < kShdrBytes) corrupt(s, "its section header size is " + std::to_string(shentsize) + ", less than 64");
@@ -136,17 +144,18 @@ void check_elf(Bytes b, const Subject& s) {
     if (type == kShtNull || type == kShtNobits) continue;
     end_of(offset, 1, size, &end);
     within(s, "its " + section(i) + ", from byte " + std::to_string(offset) + ", ends", end, n);
-    if (type == kShtSymtab || type == kShtRel || type == kShtRela) {
-      const std::uint64_t want = type == kShtRel ? 16 : 24;
-      if (entsize != want || size % want != 0) {
+    const bool symbol_table = type == kShtSymtab || type == kShtDynsym;
+    if (symbol_table || type == kShtRel || type == kShtRela) {
+      const std::uint64_t entry = type == kShtRel ? 16 : 24;
+      if (entsize != entry || size % entry != 0) {
         corrupt(s, section(i) + " holds " + std::to_string(size) + " bytes in entries of " + std::to_string(entsize) +
-                       " bytes; its entries are " + std::to_string(want) + " bytes each");
+                       " bytes; its entries are " + std::to_string(entry) + " bytes each");
       }
       if (link == 0 || link >= shnum) {
         corrupt(s, section(i) + " links to section " + std::to_string(link) + " but it has " + std::to_string(shnum) +
                        " sections");
       }
-      if (type != kShtSymtab && info >= shnum) {
+      if (!symbol_table && info >= shnum) {
         corrupt(s, section(i) + " relocates section " + std::to_string(info) + " but it has " + std::to_string(shnum) +
                        " sections");
       }
@@ -160,10 +169,11 @@ void check_elf(Bytes b, const Subject& s) {
   for (std::uint64_t i = 1; i < shnum; ++i) {
     const std::uint64_t h = header(i);
     const std::uint32_t type = u32(b, h + 4), link = u32(b, h + 40);
-    if (type != kShtSymtab && type != kShtRel && type != kShtRela) continue;
+    const bool symbol_table = type == kShtSymtab || type == kShtDynsym;
+    if (!symbol_table && type != kShtRel && type != kShtRela) continue;
     const std::uint64_t offset = u64(b, h + 24), size = u64(b, h + 32), entsize = u64(b, h + 56);
     const std::uint32_t link_type = u32(b, header(link) + 4);
-    if (type == kShtSymtab) {
+    if (symbol_table) {
       if (link_type != kShtStrtab) corrupt(s, section(i) + " names its symbols in " + section(link) + ", not a string table");
       const std::uint64_t names = u64(b, header(link) + 32);
       for (std::uint64_t sym = 0; sym < size / entsize; ++sym) {
@@ -181,7 +191,9 @@ void check_elf(Bytes b, const Subject& s) {
       }
       continue;
     }
-    if (link_type != kShtSymtab) corrupt(s, section(i) + " takes its symbols from " + section(link) + ", not a symbol table");
+    if (link_type != kShtSymtab && link_type != kShtDynsym) {
+      corrupt(s, section(i) + " takes its symbols from " + section(link) + ", not a symbol table");
+    }
     const std::uint64_t symbols = u64(b, header(link) + 32) / 24;
     for (std::uint64_t r = 0; r < size / entsize; ++r) {
       const std::uint64_t symbol = u64(b, offset + r * entsize + 8) >> 32;  // r_info
@@ -250,7 +262,7 @@ void check_fatbin(Bytes b, const Subject& s) {
     // (Compressed payloads start with their compressor's magic, not ELF's.)
     if (body.size() >= 4 && static_cast<std::uint8_t>(body[0]) == 0x7f && static_cast<char>(body[1]) == 'E' &&
         static_cast<char>(body[2]) == 'L' && static_cast<char>(body[3]) == 'F') {
-      check_elf(body, {s.who + "'s " + entry, "the entry's payload"});
+      check_elf(body, {s.who + "'s " + entry, "the entry's payload"}, kCubin);
     }
     at = end;
   }
@@ -279,13 +291,15 @@ void check_host(Bytes b, const Subject& s) {
 void check_code_object(std::span<const std::byte> bytes, CodeObjectFormat format, const std::string& name) {
   const Subject s{name};
   switch (format) {
-    case CodeObjectFormat::cubin: check_elf(bytes, s); return;
+    case CodeObjectFormat::cubin: check_elf(bytes, s, kCubin); return;
+    case CodeObjectFormat::amdgpu: check_elf(bytes, s, kAmdgpu); return;
     case CodeObjectFormat::fatbin: check_fatbin(bytes, s); return;
     case CodeObjectFormat::ptx: check_ptx(bytes, s); return;
     case CodeObjectFormat::host: check_host(bytes, s); return;
     case CodeObjectFormat::unknown: break;
   }
-  throw Error(name + " is not a code object (expected a cubin, a fatbin, PTX text or host code; it is " +
+  throw Error(name + " is not a code object (expected a cubin, a fatbin, PTX text, an AMDGPU code object or host code; "
+              "it is " +
               std::to_string(bytes.size()) + " bytes that look like none of them)");
 }
 

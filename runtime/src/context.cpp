@@ -158,6 +158,9 @@ struct Context::Impl {
   std::unique_ptr<HeapAllocator> alloc;
   device::Context dctx{};
   Module runtime;
+  // Why the backend has no runtime kernels (backend::MissingRuntimeKernelsError; hip),
+  // else empty: the context works, and each feature that needs one of them says this.
+  std::string runtime_missing;
   std::map<std::string, std::shared_ptr<void>> attachments;  // Context::attachment
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];
 
@@ -165,7 +168,7 @@ struct Context::Impl {
       : boot(std::move(b)), job(std::move(j)), host_timeout(opt.host_timeout) {
     auto& bk = backend::active();
     const int ndev = bk.device_count();
-    if (ndev == 0) throw NoDeviceError("no GPU found: the CUDA driver reports no device");
+    if (ndev == 0) throw NoDeviceError(std::string("no GPU found: the ") + bk.name() + " backend reports no device");
     const int local = boot->local_rank();
     if (local >= ndev && !opt.share_gpus) {
       throw Error("rank " + std::to_string(boot->rank()) + " (local rank " + std::to_string(local) +
@@ -193,13 +196,20 @@ struct Context::Impl {
     dctx.wait_timeout_ns = static_cast<unsigned long long>(opt.wait_timeout * 1e9);
     job->add(control);
 
-    runtime.impl_ = runtime_module_impl(embedded::runtime_kernels(), "libiris runtime kernels");
-    fill_u64 = runtime.kernel("iris_fill_u64");
-    barrier = runtime.kernel("iris_device_barrier");
-    for (int i = 0; i < kNumDTypes; ++i) {
-      const std::string dt(dtype_name(kAllDTypes[i]));
-      arange[i] = runtime.kernel("iris_arange_" + dt);
-      random[i] = runtime.kernel("iris_random_" + dt);
+    try {
+      runtime.impl_ = runtime_module_impl(embedded::runtime_kernels(), "libiris runtime kernels");
+    } catch (const backend::MissingRuntimeKernelsError& e) {
+      runtime_missing = e.what();
+      log_debug("rank ", boot->rank(), ": ", runtime_missing);
+    }
+    if (runtime) {
+      fill_u64 = runtime.kernel("iris_fill_u64");
+      barrier = runtime.kernel("iris_device_barrier");
+      for (int i = 0; i < kNumDTypes; ++i) {
+        const std::string dt(dtype_name(kAllDTypes[i]));
+        arange[i] = runtime.kernel("iris_arange_" + dt);
+        random[i] = runtime.kernel("iris_random_" + dt);
+      }
     }
     if (!opt.trace.empty()) start_trace(opt.trace);
     boot->barrier();
@@ -296,6 +306,7 @@ struct Context::Impl {
     tracer = std::make_unique<Tracer>(boot->rank(), device, kTraceEvents);
     dctx.trace = tracer->ring();
     // Device time against host time: one kernel reads %globaltimer between two host stamps.
+    require_runtime_kernels("tracing (Options::trace, IRIS_TRACE)");
     Kernel clock = runtime.kernel("iris_trace_clock");
     unsigned long long* slot = tracer->clock_slot();
     void* args[] = {&dctx, &slot};
@@ -366,6 +377,13 @@ struct Context::Impl {
   bool in_heap(const void* p) const {
     const char* c = static_cast<const char*>(p);
     return c >= heap->local_base() && c < heap->local_base() + heap->bytes();
+  }
+
+  // Throws iris::Error naming `feature` when the backend has no runtime kernels.
+  void require_runtime_kernels(std::string_view feature) const {
+    if (runtime_missing.empty()) return;
+    throw Error(std::string(feature) + " needs one of libiris's own kernels, which the " + backend::active().name() +
+                " backend cannot run: " + runtime_missing);
   }
 
   void launch_simple(const Kernel& k, std::size_t n, std::vector<void*> args) {
@@ -510,6 +528,7 @@ void Context::fill(void* ptr, DType dtype, std::size_t n, double value) {
       backend::active().memset_async(ptr, static_cast<std::uint32_t>(bits), dtype_size(dtype), n, impl_->stream);
       break;
     default: {
+      impl_->require_runtime_kernels("Context::fill of 8-byte elements");
       unsigned long long nn = n, b = bits;
       impl_->launch_simple(impl_->fill_u64, n, {const_cast<device::Context*>(&impl_->dctx), &ptr, &nn, &b});
     }
@@ -517,6 +536,7 @@ void Context::fill(void* ptr, DType dtype, std::size_t n, double value) {
 }
 
 void Context::fill_arange(void* ptr, DType dtype, std::size_t n) {
+  impl_->require_runtime_kernels("Context::fill_arange");
   unsigned long long nn = n;
   impl_->launch_simple(impl_->arange[dtype_index(dtype)], n, {const_cast<device::Context*>(&impl_->dctx), &ptr, &nn});
 }
@@ -530,6 +550,7 @@ void Context::fill_random(void* ptr, DType dtype, std::size_t n, int kind, std::
   if (kind == 2 && hi <= lo) {
     throw Error("randint needs low < high (got [" + std::to_string(lo) + ", " + std::to_string(hi) + "))");
   }
+  impl_->require_runtime_kernels("Context::fill_random");
   unsigned long long nn = n;
   // Mix the rank in, so ranks draw different numbers from the same seed.
   unsigned long long s = seed * 0x100000001b3ull + static_cast<unsigned long long>(rank()) + 1;
@@ -580,6 +601,7 @@ void Context::trace_kernel(const std::string& name) {
 }
 
 void Context::device_barrier(Stream stream) {
+  impl_->require_runtime_kernels("Context::device_barrier (and the collectives and fused ops, which use it)");
   char* base = impl_->heap->local_base();
   void* flags = base + kBarrierFlagsOffset;
   void* epoch = base + kBarrierEpochOffset;

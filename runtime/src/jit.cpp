@@ -17,6 +17,7 @@
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "jit_cache.hpp"
+#include "jit_target.hpp"
 
 namespace iris {
 namespace {
@@ -95,9 +96,18 @@ void require_gpu_toolchain(const irisc::CompileOptions& co) {
 
 }  // namespace
 
+std::string jit_target_for_gfx(std::string_view gfx_arch) {
+  if (const irisc::Target* t = irisc::target_for_gfx_arch(gfx_arch)) return t->name;
+  const std::string_view gfx = gfx_arch.substr(0, gfx_arch.find(':'));
+  throw Error("irisc has no target for " + std::string(gfx) + " (this GPU's architecture, " + std::string(gfx_arch) +
+              "); supported: " + irisc::target_names());
+}
+
 std::string jit_target_for(const Context& ctx) {
   auto& bk = backend::active();
   if (ctx.on_host()) return "host";
+  // AMD GPUs are named by their gfx architecture; they have no compute capability.
+  if (std::string_view(bk.name()) == "hip") return jit_target_for_gfx(bk.device_arch(ctx.device()));
   const int major = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_major);
   const int minor = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_minor);
   if (const irisc::Target* t = irisc::target_for_compute_capability(major, minor)) return t->name;
@@ -136,7 +146,7 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
   if (!r.ok) throw Error("irisc could not compile " + name + ":\n" + r.rendered_diagnostics);
   out.warnings = r.rendered_diagnostics;
   if (!out.warnings.empty()) log_warn(out.warnings);
-  out.code = std::move(r.cubin);
+  out.code = std::move(r.code_object);
   if (cache) cache->put(key, out.code);
   log_info("jit: compiled ", name, " for ", co.target, " in ", out.compile_ms, " ms");
   return out;

@@ -13,7 +13,13 @@ namespace iris {
 
 CodeObjectFormat detect_code_object_format(std::span<const std::byte> bytes) {
   auto at = [&](size_t i) { return static_cast<unsigned char>(bytes[i]); };
-  if (bytes.size() >= 4 && at(0) == 0x7f && at(1) == 'E' && at(2) == 'L' && at(3) == 'F') return CodeObjectFormat::cubin;
+  if (bytes.size() >= 4 && at(0) == 0x7f && at(1) == 'E' && at(2) == 'L' && at(3) == 'F') {
+    // e_machine: a little-endian u16 at byte 18 (ELF64 and ELF32 alike). An ELF too
+    // short to say stays a cubin, which check_code_object reports as truncated.
+    constexpr unsigned kEmAmdgpu = 224;
+    if (bytes.size() >= 20 && (at(18) | at(19) << 8) == kEmAmdgpu) return CodeObjectFormat::amdgpu;
+    return CodeObjectFormat::cubin;
+  }
   // nvcc -fatbin output starts with the little-endian fatbin magic 0xBA55ED50.
   if (bytes.size() >= 16 && at(0) == 0x50 && at(1) == 0xED && at(2) == 0x55 && at(3) == 0xBA) return CodeObjectFormat::fatbin;
   if (irisc::is_host_code(bytes)) return CodeObjectFormat::host;
@@ -35,6 +41,7 @@ const char* code_object_format_name(CodeObjectFormat f) {
     case CodeObjectFormat::fatbin: return "fatbin";
     case CodeObjectFormat::ptx: return "PTX";
     case CodeObjectFormat::host: return "host code";
+    case CodeObjectFormat::amdgpu: return "AMDGPU code object";
     case CodeObjectFormat::unknown: return "unknown";
   }
   return "?";
@@ -52,10 +59,25 @@ std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, 
   auto impl = std::make_shared<Module::Impl>();
   impl->name = name;
   impl->format = format;
-  const bool host_backend = std::string_view(backend::active().name()) == "host";
+  const std::string_view backend_name = backend::active().name();
+  const bool host_backend = backend_name == "host";
   if (format == CodeObjectFormat::host && !host_backend) {
     throw Error("cannot load " + name + ": it is host code (irisc --target=host), which runs on the host backend only "
                 "(IRIS_BACKEND=host); compile for this GPU instead (the JIT picks its target)");
+  }
+  // NVIDIA code on an AMD GPU and the reverse: say both, before the driver does worse.
+  if (format == CodeObjectFormat::amdgpu && backend_name != "hip") {
+    throw Error("cannot load " + name + ": it is an AMDGPU code object (AMD GPU code), which runs on the hip backend "
+                "only (IRIS_BACKEND=hip), and this job runs on the " + std::string(backend_name) +
+                " backend; compile for this backend's target instead (the JIT picks it)");
+  }
+  const bool nvidia_code =
+      format == CodeObjectFormat::cubin || format == CodeObjectFormat::fatbin || format == CodeObjectFormat::ptx;
+  if (nvidia_code && backend_name == "hip") {
+    const std::string what = format == CodeObjectFormat::ptx ? "PTX" : std::string("a ") + code_object_format_name(format);
+    throw Error("cannot load " + name + ": it is " + what +
+                " (NVIDIA GPU code), which runs on the cuda backend only, and this job runs on the hip backend (AMD "
+                "GPUs); compile for this GPU's gfx target instead (the JIT picks it)");
   }
   // PTX and host code must reach the backend NUL-terminated; binaries are passed as
   // they are.

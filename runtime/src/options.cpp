@@ -57,8 +57,8 @@ void Options::validate() const {
   if (!(host_timeout >= 0) || host_timeout > 1e9) {
     throw Error("host timeout must be a number of seconds >= 0 (0: forever), got " + std::to_string(host_timeout));
   }
-  if (!backend.empty() && backend != "cuda" && backend != "host") {
-    throw Error("unknown backend '" + backend + "' (choose cuda or host)");
+  if (!backend.empty() && backend != "cuda" && backend != "hip" && backend != "host") {
+    throw Error("unknown backend '" + backend + "' (choose cuda, hip or host)");
   }
   if (ranks < 0) throw Error("rank count must be positive (got " + std::to_string(ranks) + ")");
   if (ranks > device::kMaxRanks) {

@@ -1,6 +1,7 @@
 // Code-object sniffing and checking: bytes that are not a code object, and truncated or
-// corrupt cubins, fatbins and PTX, are errors naming the problem, raised before any
-// driver call (so testable without a GPU, and never a crash inside the driver).
+// corrupt cubins, AMDGPU code objects, fatbins and PTX, are errors naming the problem,
+// raised before any driver call (so testable without a GPU, and never a crash inside the
+// driver).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +11,8 @@
 
 #include "code_object_check.hpp"
 
+#include "backend/backend.hpp"
+#include "elf_builder.hpp"
 #include "iris/embedded.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
@@ -18,6 +21,9 @@
 IRIS_DECLARE_EMBEDDED(runtime_kernels)
 IRIS_DECLARE_EMBEDDED(unit_cubin)   // sm_90 (tests/unit/code_object_kernel.cu)
 IRIS_DECLARE_EMBEDDED(unit_fatbin)  // sm_90 and sm_80 SASS, compute_80 PTX
+#if IRIS_TEST_AMDGPU_CODE_OBJECT
+IRIS_DECLARE_EMBEDDED(unit_amdgpu)  // gfx942, by clang-19 (tests/unit/amdgpu_kernel.hip)
+#endif
 
 namespace iris {
 namespace {
@@ -252,6 +258,116 @@ TEST(CodeObjectCheck, PtxWithAnEmbeddedNulIsRefused) {
     EXPECT_CONTAINS(e.what(), "k.ptx is corrupt: it is PTX text with a NUL byte at byte 4500 of " +
                                   std::to_string(b.size()) + " (only the last byte may be NUL)");
   }
+}
+
+// ---- AMDGPU code objects (e_machine 224) ---------------------------------------------------
+using test::kEmAmdgpu;
+using test::kEmCuda;
+using test::minimal_elf;
+
+TEST(CodeObjectFormat, AmdgpuIsToldFromACubinByTheElfMachine) {
+  EXPECT_EQ(detect_code_object_format(minimal_elf(kEmAmdgpu, "{}")), CodeObjectFormat::amdgpu);
+  EXPECT_EQ(detect_code_object_format(minimal_elf(kEmCuda, "{}")), CodeObjectFormat::cubin);
+  EXPECT_EQ(detect_code_object_format(copy_of(embedded::unit_cubin())), CodeObjectFormat::cubin);
+  EXPECT_STREQ(code_object_format_name(CodeObjectFormat::amdgpu), "AMDGPU code object");
+  // e_machine is bytes 18 and 19: a shorter ELF stays a cubin, which the check then
+  // calls truncated.
+  Bytes head = minimal_elf(kEmAmdgpu, "{}");
+  head.resize(20);
+  EXPECT_EQ(detect_code_object_format(head), CodeObjectFormat::amdgpu);
+  head.resize(19);
+  EXPECT_EQ(detect_code_object_format(head), CodeObjectFormat::cubin);
+  EXPECT_CONTAINS(check_error(head, "k.co"), "k.co is truncated: its ELF header ends at byte 64 but the buffer has 19 bytes");
+}
+
+TEST(CodeObjectCheck, WellFormedAmdgpuElfPasses) {
+  EXPECT_EQ(check_error(minimal_elf(kEmAmdgpu, R"({"kernels":[]})"), "k.co"), "");
+  EXPECT_EQ(check_error(minimal_elf(kEmCuda, R"({"kernels":[]})"), "k.cubin"), "");
+}
+
+TEST(CodeObjectCheck, TruncatedAmdgpuElfIsRefusedBeforeTheDriver) {
+  const Bytes co = minimal_elf(kEmAmdgpu, R"({"kernels":[]})");
+  EXPECT_CONTAINS(check_error(Bytes(co.begin(), co.begin() + 40), "k.co"),
+                  "k.co is truncated: its ELF header ends at byte 64 but the buffer has 40 bytes");
+  try {
+    load_module_impl(std::span(co).first(co.size() - 1), "k.co");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "k.co is truncated: its section headers end at byte " + std::to_string(co.size()) +
+                                  " but the buffer has " + std::to_string(co.size() - 1) + " bytes");
+  }
+  for (std::size_t n = 4; n < co.size(); ++n) {
+    const std::string error = check_error(Bytes(co.begin(), co.begin() + static_cast<std::ptrdiff_t>(n)), "c");
+    ASSERT_NE(error.find("c is truncated: "), std::string::npos) << n << " bytes: " << error;
+  }
+}
+
+TEST(CodeObjectCheck, CorruptAmdgpuElfIsNamed) {
+  test::ElfLayout at;
+  const Bytes co = minimal_elf(kEmAmdgpu, R"({"kernels":[]})", &at);
+  const std::size_t dynsym_header = at.section_headers + test::ElfLayout::kDynsymIndex * 64;
+  {
+    Bytes b = co;
+    put(b, at.dynsym + 24, 4, 999);  // iris_metadata's st_name
+    EXPECT_CONTAINS(check_error(b, "k.co"),
+                    "k.co is corrupt: symbol 1 of section 3 (.dynsym) has its name at byte 999 of a string table of "
+                    "15 bytes");
+  }
+  {
+    Bytes b = co;
+    put(b, at.dynsym + 24 + 6, 2, 77);  // iris_metadata's st_shndx
+    EXPECT_CONTAINS(check_error(b, "k.co"), "symbol 1 of section 3 (.dynsym) is in section 77 but it has 5 sections");
+  }
+  {
+    Bytes b = co;
+    put(b, dynsym_header + 40, 4, 4);  // .dynsym's sh_link: .rodata
+    EXPECT_CONTAINS(check_error(b, "k.co"),
+                    "section 3 (.dynsym) names its symbols in section 4 (.rodata), not a string table");
+  }
+  {
+    Bytes b = co;
+    put(b, dynsym_header + kShEntsize, 8, 16);
+    EXPECT_CONTAINS(check_error(b, "k.co"), "section 3 (.dynsym) holds 48 bytes in entries of 16 bytes");
+  }
+  {
+    Bytes b(co.begin(), co.begin() + 64);
+    put(b, kShoff, 8, 0);
+    EXPECT_CONTAINS(check_error(b, "k.co"), "k.co is corrupt: it has no section headers (e_shoff is 0)");
+  }
+  // Checked as what its bytes are: a cubin's machine under the amdgpu format is wrong.
+  try {
+    check_code_object(minimal_elf(kEmCuda, "{}"), CodeObjectFormat::amdgpu, "k.co");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "k.co is corrupt: it is an ELF file for machine 190, not an AMDGPU code object (machine 224)");
+  }
+}
+
+TEST(CodeObjectFormat, AmdgpuCodeObjectOnTheCudaBackendIsRefused) {
+  backend::select("cuda");  // choosing touches no driver; the refusal comes first
+  try {
+    load_module_impl(minimal_elf(kEmAmdgpu, R"({"kernels":[]})"), "k.co");
+    FAIL() << "expected an error";
+  } catch (const NoDeviceError& e) {
+    FAIL() << "the driver was reached: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_CONTAINS(e.what(), "cannot load k.co: it is an AMDGPU code object (AMD GPU code), which runs on the hip "
+                              "backend only (IRIS_BACKEND=hip), and this job runs on the cuda backend");
+  }
+}
+
+TEST(CodeObjectCheck, ClangBuiltAmdgpuCodeObjectPasses) {
+#if IRIS_TEST_AMDGPU_CODE_OBJECT
+  const Bytes co = copy_of(embedded::unit_amdgpu());
+  ASSERT_EQ(detect_code_object_format(co), CodeObjectFormat::amdgpu);
+  EXPECT_EQ(check_error(co, "k.co"), "");
+  for (std::size_t n = 4; n < co.size(); ++n) {
+    const std::string error = check_error(Bytes(co.begin(), co.begin() + static_cast<std::ptrdiff_t>(n)), "c");
+    ASSERT_NE(error.find("c is truncated: "), std::string::npos) << n << " bytes: " << error;
+  }
+#else
+  GTEST_SKIP() << "clang-19 was not found when the tests were configured: no real AMDGPU code object to check";
+#endif
 }
 
 }  // namespace

@@ -42,8 +42,8 @@ class Context {
 
   int rank() const;
   int world() const;
-  int device() const;               // CUDA ordinal of this rank's GPU
-  // The backend this job runs on: "cuda", or "host" (CPU threads; Options::backend).
+  int device() const;               // the backend's ordinal of this rank's GPU
+  // The backend this job runs on: "cuda", "hip", or "host" (CPU threads; Options::backend).
   const char* backend() const;
   bool on_host() const;             // backend() is "host"
   const std::string& device_name() const;

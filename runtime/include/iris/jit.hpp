@@ -53,8 +53,9 @@ Program jit_program_file(Context& ctx, const std::filesystem::path& file, const 
 // NVRTC's and the CUDA headers' identities.
 std::string jit_cache_key(std::string_view source, const std::string& name, const JitOptions& options = {});
 
-// The target irisc should compile for on this rank's device: its GPU's, or `host` on
-// the host backend.
+// The target irisc should compile for on this rank's device: its GPU's (from the
+// compute capability on cuda, from the gfx architecture name on hip), or `host` on the
+// host backend. Throws iris::Error when irisc has no target for the GPU.
 std::string jit_target_for(const Context& ctx);
 
 }  // namespace iris

@@ -1,5 +1,5 @@
-// Code objects (cubin, fatbin, PTX) loaded into a rank's GPU context, and the kernels
-// in them. Kernels launch through Context::launch, which binds the device context.
+// Code objects (cubin, fatbin, PTX; AMDGPU ELF on the hip backend) loaded into a rank's
+// GPU context, and the kernels in them. Kernels launch through Context::launch, which binds the device context.
 #pragma once
 
 #include <cstddef>
@@ -19,10 +19,12 @@ struct StreamHandle;
 struct FunctionHandle;
 using Stream = StreamHandle*;
 
-enum class CodeObjectFormat { unknown, cubin, fatbin, ptx, host };
+enum class CodeObjectFormat { unknown, cubin, fatbin, ptx, host, amdgpu };
 
-// Sniffs the bytes: ELF -> cubin, fatbin magic -> fatbin, ".version" text -> PTX,
-// "IRIS-HOST-CODE" -> host (irisc --target=host, for the host backend).
+// Sniffs the bytes: ELF with e_machine EM_AMDGPU (224) -> amdgpu (an AMD code object,
+// for the hip backend), any other ELF -> cubin (EM_CUDA, 190, when well formed),
+// fatbin magic -> fatbin, ".version" text -> PTX, "IRIS-HOST-CODE" -> host (irisc
+// --target=host, for the host backend).
 CodeObjectFormat detect_code_object_format(std::span<const std::byte> bytes);
 const char* code_object_format_name(CodeObjectFormat f);
 

@@ -27,8 +27,9 @@ struct Options {
   // and host spans (launches, barriers, allocations, JIT compiles), merged by rank 0 at
   // the end. Empty: no tracing, and no cost.
   std::string trace;
-  // The backend ranks run on: "cuda" (GPUs), "host" (CPU threads: libiris's runtime,
-  // heap, tensors and collectives; IRIS_BACKEND), or "" for IRIS_BACKEND, else cuda.
+  // The backend ranks run on: "cuda" (NVIDIA GPUs), "hip" (AMD GPUs, through the HIP
+  // runtime; not yet run on one), "host" (CPU threads: libiris's runtime, heap, tensors
+  // and collectives; IRIS_BACKEND), or "" for IRIS_BACKEND, else cuda.
   std::string backend;
   // Host backend: report conflicting plain accesses to one heap element from two ranks
   // with nothing ordering them (no signal/wait, barrier or host collective between), as

@@ -12,6 +12,7 @@ namespace {
 Backend* from_environment() {
   const char* name = secure_getenv("IRIS_BACKEND");
   if (name && std::string(name) == "host") return &host();
+  if (name && std::string(name) == "hip") return &hip();
   return &cuda();
 }
 
@@ -37,10 +38,12 @@ void select(std::string_view name) {
     chosen().store(from_environment());
   } else if (name == "cuda") {
     chosen().store(&cuda());
+  } else if (name == "hip") {
+    chosen().store(&hip());
   } else if (name == "host") {
     chosen().store(&host());
   } else {
-    throw Error("unknown backend '" + std::string(name) + "' (choose cuda or host; IRIS_BACKEND works the same)");
+    throw Error("unknown backend '" + std::string(name) + "' (choose cuda, hip or host; IRIS_BACKEND works the same)");
   }
 }
 

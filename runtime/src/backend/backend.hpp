@@ -2,12 +2,14 @@
 // memory, IPC, modules, launches, streams, events, graphs) behind one interface, in the
 // spirit of Halide's halide_device_interface_t. The runtime (context, module, symmetric
 // heap, timing, JIT) calls only this; the CUDA driver implementation lives in
-// backend/cuda/ and is the only code that includes <cuda.h>. HIP and host backends
-// implement the same class.
+// backend/cuda/ and is the only code that includes <cuda.h>. The HIP backend
+// (backend/hip/, AMD GPUs, the HIP runtime dlopen'd without its headers) and the host
+// backend (backend/host/, CPU threads) implement the same class.
 //
 // Handles are opaque pointers to structs no one defines: each is the backend's own
 // handle (on CUDA, StreamHandle* is a CUstream, FunctionHandle* a CUfunction, ...), so
-// code that talks to the driver directly may reinterpret_cast between the two.
+// code that talks to the driver directly may reinterpret_cast between the two. One
+// exception: on HIP a DriverContextHandle* holds a device ordinal, not a hipCtx_t.
 //
 // Errors: a failing call throws iris::Error("<call> failed: <driver's description>");
 // iris::NoDeviceError when the backend cannot be used at all (no driver library, a
@@ -71,6 +73,15 @@ class IncompatibleCodeError : public Error {
   using Error::Error;
 };
 
+// Thrown by runtime_module when the backend has no code object of libiris's own kernels
+// (hip). The runtime then starts anyway and refuses, naming this, each feature that
+// needs one of them (fill of 8-byte types, fill_arange, fill_random, device_barrier and
+// so the collectives, tracing).
+class MissingRuntimeKernelsError : public Error {
+ public:
+  using Error::Error;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -84,7 +95,11 @@ class Backend {
   // --- devices (by ordinal, 0 .. device_count() - 1) -----------------------------------
   virtual int device_count() = 0;
   virtual std::string device_name(int device) = 0;
+  // compute_capability_major/minor are 0 on GPUs that have none (AMD) and on the host.
   virtual int device_attribute(int device, DeviceAttribute attribute) = 0;
+  // The device's architecture as its code objects name it: "sm_90" (CUDA),
+  // "gfx942:sramecc+:xnack-" (HIP: the gfx name, then its target features), "host".
+  virtual std::string device_arch(int device) = 0;
   virtual bool can_access_peer(int device, int peer) = 0;
   // Whether atomics from `device` on `peer`'s memory are native; false when unknown.
   virtual bool peer_native_atomics(int device, int peer) = 0;
@@ -160,7 +175,8 @@ class Backend {
 
   // The module of libiris's own kernels (fill, arange, random, the device barrier, the
   // trace clock), given the fatbin built for GPUs; a backend that cannot run it (host)
-  // supplies its own kernels of the same names and parameters.
+  // supplies its own kernels of the same names and parameters, and one that has none
+  // (hip) throws MissingRuntimeKernelsError.
   virtual ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) = 0;
 
   // --- checks (the host backend's; others have none) ------------------------------------
@@ -207,14 +223,17 @@ class Backend {
 };
 
 // The backend libiris runs on: the one select() chose, else IRIS_BACKEND (cuda, the
-// default, or host). Never throws: a missing driver shows up at the first call on it.
+// default, hip or host). Never throws: a missing driver shows up at the first call on it.
 Backend& active();
-// Chooses the backend by name ("cuda" or "host"; "": IRIS_BACKEND, else cuda), so that
-// each job runs on the backend its Options name, whatever an earlier job used. Throws
-// iris::Error for another name. Call it before a job starts (iris::run does).
+// Chooses the backend by name ("cuda", "hip" or "host"; "": IRIS_BACKEND, else cuda), so
+// that each job runs on the backend its Options name, whatever an earlier job used.
+// Throws iris::Error for another name. Call it before a job starts (iris::run does).
+// cuda stays the default even where only ROCm is installed: AMD users set
+// IRIS_BACKEND=hip (docs/runtime.md says why there is no automatic choice).
 void select(std::string_view name);
 // The implementations.
 Backend& cuda();
+Backend& hip();
 Backend& host();
 
 }  // namespace backend

@@ -63,6 +63,11 @@ class CudaBackend final : public Backend {
     return value;
   }
 
+  std::string device_arch(int device) override {
+    return "sm_" + std::to_string(device_attribute(device, DeviceAttribute::compute_capability_major)) +
+           std::to_string(device_attribute(device, DeviceAttribute::compute_capability_minor));
+  }
+
   bool can_access_peer(int device, int peer) override {
     const CUdevice a = device_handle(device);
     const CUdevice b = device_handle(peer);

@@ -218,6 +218,7 @@ class HostBackend final : public Backend {
     }
     return 0;
   }
+  std::string device_arch(int) override { return "host"; }
   bool can_access_peer(int, int) override { return true; }
   bool peer_native_atomics(int, int) override { return true; }
 
