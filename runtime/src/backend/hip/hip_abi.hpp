@@ -65,8 +65,8 @@ constexpr unsigned kEventDefault = 0x0;
 constexpr unsigned kHostMallocPortable = 0x1;
 constexpr unsigned kHostMallocMapped = 0x2;
 constexpr unsigned kHostMallocCoherent = 0x40000000;
-// hipIpcOpenMemHandle's only accepted flag, hipIpcMemLazyEnablePeerAccess, is 0 in
-// ROCm 5's header and 0x1 from ROCm 6.0 on; ROCm 6's runtime refuses any other value.
+// hipIpcOpenMemHandle's only flag, hipIpcMemLazyEnablePeerAccess, is 0 in ROCm 5's
+// header and 0x1 from ROCm 6.0 on; the runtime's source (clr) refuses any other value.
 constexpr unsigned kIpcMemLazyEnablePeerAccessRocm5 = 0x0;
 constexpr unsigned kIpcMemLazyEnablePeerAccessRocm6 = 0x1;
 
