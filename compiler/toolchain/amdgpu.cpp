@@ -73,6 +73,21 @@ std::string read_text(const fs::path& p) {
   return ss.str();
 }
 
+// A private temporary folder, removed on scope exit.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string base = env("TMPDIR");
+    if (base.empty()) base = "/tmp";
+    std::string t = base + "/irisc-amdgpu-XXXXXX";
+    if (const char* d = ::mkdtemp(t.data())) path = d;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove_all(path, ec);
+  }
+};
+
 const Tools& tools() {
   static const Tools t = [] {
     Tools t;
@@ -121,14 +136,9 @@ const Tools& tools() {
       return t;
     }
     // clang's version line, for cache keys.
-    char dir_template[] = "/tmp/irisc-clang-XXXXXX";
-    if (const char* dir = ::mkdtemp(dir_template)) {
-      const fs::path log = fs::path(dir) / "version.txt";
-      if (run({clang, "--version"}, log) == 0) {
-        const std::string v = read_text(log);
-        t.clang_version = v.substr(0, v.find('\n'));
-      }
-      fs::remove_all(dir);
+    if (TempDir tmp; !tmp.path.empty() && run({clang, "--version"}, tmp.path / "version.txt") == 0) {
+      const std::string v = read_text(tmp.path / "version.txt");
+      t.clang_version = v.substr(0, v.find('\n'));
     }
     return t;
   }();
@@ -150,21 +160,6 @@ std::string isa_library(const std::string& dir, const std::string& arch) {
   }
   return "";
 }
-
-// A private temporary folder, removed on scope exit.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string base = env("TMPDIR");
-    if (base.empty()) base = "/tmp";
-    std::string t = base + "/irisc-amdgpu-XXXXXX";
-    if (const char* d = ::mkdtemp(t.data())) path = d;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path.empty()) fs::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 

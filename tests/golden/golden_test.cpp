@@ -367,19 +367,26 @@ std::vector<CubinCase> golden_input_cases() {
   return out;
 }
 
+// Compiles a case's file for its target to a code object, into *text and *r.
+void compile_case(const CubinCase& c, std::string* text, irisc::CompileResult* r) {
+  *text = read_file(c.file);
+  irisc::CompileOptions o;
+  std::string err;
+  ASSERT_TRUE(apply_args(read_directives(*text).args, o, nullptr, &err)) << err;
+  o.target = c.target;
+  o.stop_after = irisc::Stage::code_object;
+  const irisc::SourceBuffer src(c.file.filename().string(), *text);
+  ASSERT_TRUE(compile_no_throw(src, o, r));
+  ASSERT_TRUE(r->ok) << c.file << " for " << c.target << ":\n" << r->rendered_diagnostics << r->toolchain_log;
+}
+
 void expect_cubin(const CubinCase& c) {
   std::string why;
   if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC unavailable: " << why;
-  const std::string text = read_file(c.file);
-  irisc::CompileOptions o;
-  std::string err;
-  ASSERT_TRUE(apply_args(read_directives(text).args, o, nullptr, &err)) << err;
-  o.target = c.target;
-  o.stop_after = irisc::Stage::code_object;
-  const irisc::SourceBuffer src(c.file.filename().string(), text);
+  std::string text;
   irisc::CompileResult r;
-  ASSERT_TRUE(compile_no_throw(src, o, &r));
-  ASSERT_TRUE(r.ok) << c.file << " for " << c.target << ":\n" << r.rendered_diagnostics << r.toolchain_log;
+  compile_case(c, &text, &r);
+  if (testing::Test::HasFatalFailure()) return;
   EXPECT_TRUE(r.diagnostics.empty()) << r.rendered_diagnostics;
   // A library file (dsl/ccl/common.iris) holds functions only: no kernel to enter.
   const bool has_kernels = text.starts_with("kernel ") || text.find("\nkernel ") != std::string::npos;
@@ -393,16 +400,10 @@ void expect_cubin(const CubinCase& c) {
 void expect_code_object(const CubinCase& c) {
   std::string why;
   if (!irisc::toolchain::amdgpu_toolchain_available(&why)) GTEST_SKIP() << "AMD toolchain unavailable: " << why;
-  const std::string text = read_file(c.file);
-  irisc::CompileOptions o;
-  std::string err;
-  ASSERT_TRUE(apply_args(read_directives(text).args, o, nullptr, &err)) << err;
-  o.target = c.target;
-  o.stop_after = irisc::Stage::code_object;
-  const irisc::SourceBuffer src(c.file.filename().string(), text);
+  std::string text;
   irisc::CompileResult r;
-  ASSERT_TRUE(compile_no_throw(src, o, &r));
-  ASSERT_TRUE(r.ok) << c.file << " for " << c.target << ":\n" << r.rendered_diagnostics << r.toolchain_log;
+  compile_case(c, &text, &r);
+  if (testing::Test::HasFatalFailure()) return;
   ASSERT_TRUE(has_elf_magic(r.code_object)) << "the code object is not an ELF image (" << r.code_object.size() << " bytes)";
   ASSERT_GT(r.code_object.size(), 20u);
   const unsigned machine = static_cast<unsigned>(r.code_object[18]) | static_cast<unsigned>(r.code_object[19]) << 8;
