@@ -13,8 +13,9 @@
 #
 # Any sanitizer report fails the test it happens in (halt_on_error), so the script exits
 # non-zero. Uses clang when installed (same toolchain as fuzz.sh), else g++.
-# tests/fuzz/lsan.supp is the LeakSanitizer suppressions file (empty so far: nothing,
-# NVRTC included, leaks; it explains the one NVRTC-related runtime option below).
+# tests/fuzz/lsan.supp is the LeakSanitizer suppressions file (one entry: the HIP
+# runtime's own leak when hipInit fails without an AMD GPU; it also explains the one
+# NVRTC-related runtime option below).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${ASAN_BUILD:-build-asan}
