@@ -350,16 +350,18 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
       return r;
     }
     case ValueKind::Matmul: {
-      // Same arguments for both lowerings; only the template differs. B as a row panel
-      // (Bt[n, :]) is B given as [N, K]: its valid columns are the panel's valid rows.
+      // Same arguments for every lowering; only the template differs, and the matrix-core
+      // ones take the dynamic shared memory. B as a row panel (Bt[n, :]) is B given as
+      // [N, K]: its valid columns are the panel's valid rows.
       const bool nk = v.view_b.slice_dim == 1;
       const std::string args = std::to_string(threads_) + (nk ? ", true>" : ">");
+      const bool staged = v.matmul == MatmulLowering::mma_sync || v.matmul == MatmulLowering::mfma;
       const std::string fn = v.matmul == MatmulLowering::mma_sync ? "matmul_mma<" + L + ", " + args
+                             : v.matmul == MatmulLowering::mfma   ? "matmul_mfma<" + L + ", " + args
                                                                   : "matmul<" + L + ", 16, " + args;
       const std::string b_args = view_ptr(v.view_b, nullptr, depth) + ", " + scalar(*v.view_b.ld, depth) + ", " +
                                  scalar(nk ? *v.view_b.row_extent : *v.view_b.extent, depth) + ", " +
-                                 scalar(*v.view.full, depth) +
-                                 (v.matmul == MatmulLowering::mma_sync ? ", iris_dynamic_smem" : "");
+                                 scalar(*v.view.full, depth) + (staged ? ", iris_dynamic_smem" : "");
       if (!v.view.gathered) {
         line(depth, "iris::device::tile::" + fn + "(" + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
                         scalar(*v.view.ld, depth) + ", " + scalar(*v.view.row_extent, depth) + ", " + b_args + ");");

@@ -34,6 +34,7 @@ CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& opti
     finish(r, diags);
     return r;
   }
+  tm.target = target;  // the verifier checks each matmul's lowering against it
   if (std::string why = tir::verify(tm); !why.empty()) {
     diags.emit_unlocated(DiagnosticKind::BadTir, {"it does not verify: " + why});
     finish(r, diags);

@@ -32,17 +32,23 @@ int select_matmul(Module& module) {
       if (v->kind != ValueKind::Matmul) return;
       const ScalarType t = k.params[static_cast<std::size_t>(v->view.param)].elem;
       const std::int64_t R = v->type.rows, C = v->type.size;
-      bool mma = target.mma_sync && (t == ScalarType::bf16 || t == ScalarType::f16) && k.block_threads == kMmaThreads && R % 32 == 0 &&
-                 C % 32 == 0;
+      // NVIDIA's mma.sync and AMD's MFMA take the same shapes: 16-bit operands, 256 threads,
+      // rows and columns multiples of 32.
+      const MatmulLowering tensor = target.mma_sync ? MatmulLowering::mma_sync
+                                    : target.mfma   ? MatmulLowering::mfma
+                                                    : MatmulLowering::simt;
+      bool mma = tensor != MatmulLowering::simt && (t == ScalarType::bf16 || t == ScalarType::f16) &&
+                 k.block_threads == kMmaThreads && R % 32 == 0 && C % 32 == 0;
       if (mma) {
         // Every matmul reuses the kernel's dynamic shared memory (each call ends with a
         // barrier), so the kernel needs the largest one's.
         const bool b_nk = v->view_b.slice_dim == 1;
-        const std::int64_t bytes = iris::device::tile::mma_shared_bytes(R, C, b_nk);
+        const std::int64_t bytes = tensor == MatmulLowering::mfma ? iris::device::tile::mfma_shared_bytes(R, C)
+                                                                  : iris::device::tile::mma_shared_bytes(R, C, b_nk);
         if (bytes > one_per_sm) mma = false;
         else dynamic = std::max(dynamic, bytes);
       }
-      v->matmul = mma ? MatmulLowering::mma_sync : MatmulLowering::simt;
+      v->matmul = mma ? tensor : MatmulLowering::simt;
       count += mma;
     });
     k.uses_mma = dynamic > 0;

@@ -93,6 +93,7 @@ const char* name(MatmulLowering m) {
     case MatmulLowering::unchosen: return "unchosen";
     case MatmulLowering::simt: return "simt";
     case MatmulLowering::mma_sync: return "mma_sync";
+    case MatmulLowering::mfma: return "mfma";
     case MatmulLowering::wgmma_ws: return "wgmma_ws";
   }
   return "?";

@@ -107,9 +107,11 @@ struct View {
 };
 
 // How a Matmul value is computed (chosen by select_gemm_mainloop and select_matmul).
+// simt: tile::matmul on the FMA units, any target. mma_sync: tile::matmul_mma, NVIDIA's
+// warp-level tensor-core instructions. mfma: tile::matmul_mfma, AMD's matrix cores.
 // wgmma_ws: the product of the sm90 warp-specialized GEMM template that the whole
 // kernel runs as (Kernel::gemm).
-enum class MatmulLowering : std::uint8_t { unchosen, simt, mma_sync, wgmma_ws };
+enum class MatmulLowering : std::uint8_t { unchosen, simt, mma_sync, wgmma_ws, mfma };
 const char* name(MatmulLowering m);
 
 // ---- values (expressions) ------------------------------------------------------------
@@ -232,7 +234,7 @@ struct Kernel {
   int min_blocks_per_sm = 0;     // second __launch_bounds__ argument (0: none)
   std::vector<Layout> layouts;   // one per tile shape in the kernel
   std::int64_t dynamic_shared_bytes = 0;  // asked for at launch
-  bool uses_mma = false;         // some Matmul is lowered to mma.sync (select_matmul)
+  bool uses_mma = false;         // some Matmul is mma_sync or mfma, in dynamic shared memory (select_matmul)
   GemmMainloop gemm;             // select_gemm_mainloop
 
   bool has_layout(const Type& t) const;

@@ -172,9 +172,9 @@ class Reader : private detail::Scanner {
       if (it == index.end()) fail_at(at, "size #" + n + " is not in the kernel's sizes(...)");
       v->size = it->second;
     }
-    // Recomputed, as select_matmul decides it: some matmul runs on tensor cores.
+    // Recomputed, as select_matmul decides it: some matmul runs on tensor (matrix) cores.
     k.uses_mma = any_value(k.body, [](const Value& v) {
-      return v.kind == ValueKind::Matmul && v.matmul == MatmulLowering::mma_sync;
+      return v.kind == ValueKind::Matmul && (v.matmul == MatmulLowering::mma_sync || v.matmul == MatmulLowering::mfma);
     });
   }
 

@@ -33,7 +33,7 @@
 //              gathered A[OFFSET rows R ...]   (a first operand: every rank's A, stacked)
 //   VALUE      INT:TYPE | FLOAT:TYPE | $scalar_param | #size | %var | rank | world | sms |
 //              program | programs | OP[<TYPE>](VALUE, ...) | cast<TYPE>(V) | fill<TYPE>(V) |
-//              load<TYPE>(VIEW[, from V][, other V]) | matmul<TYPE[, simt|mma_sync|wgmma_ws]>(VIEW, VIEW) |
+//              load<TYPE>(VIEW[, from V][, other V]) | matmul<TYPE[, simt|mma_sync|mfma|wgmma_ws]>(VIEW, VIEW) |
 //              atomic_OP<ORDER, SCOPE[, TYPE]>(VIEW, V[, V][, to V]) |
 //              sum|max|min[<TYPE>](V[, axis 0|1]) | broadcast<TYPE>(V, axis 0|1) | select[<TYPE>](V, V, V)
 //

@@ -51,7 +51,7 @@ constexpr int count(UnOp e) {
 }
 constexpr int count(MatmulLowering e) {
   switch (e) { case MatmulLowering::unchosen: case MatmulLowering::simt: case MatmulLowering::mma_sync:
-               case MatmulLowering::wgmma_ws: return 4; }
+               case MatmulLowering::wgmma_ws: case MatmulLowering::mfma: return 5; }
   return 0;
 }
 constexpr int count(ScalarType e) {

@@ -28,7 +28,7 @@ bool is_int_scalar(const Value& v) { return v.type.is_scalar() && is_integer(v.t
 
 class Verifier {
  public:
-  explicit Verifier(const Kernel& k) : k_(k), defined_(k.vars.size(), false) {}
+  Verifier(const Kernel& k, const Target& target) : k_(k), target_(target), defined_(k.vars.size(), false) {}
 
   std::string run() {
     for (const Param& p : k_.params) {
@@ -134,6 +134,17 @@ class Verifier {
     for (const Layout& l : k_.layouts) {
       if (!l.accumulator && l.rows == g.bm && l.cols == g.bn) fail("a GEMM kernel with a second layout of the GEMM's tile");
     }
+  }
+
+  // The matrix instructions a matmul's lowering needs are the target's.
+  bool lowering_available(MatmulLowering m) const {
+    switch (m) {
+      case MatmulLowering::unchosen: case MatmulLowering::simt: return true;
+      case MatmulLowering::mma_sync: return target_.mma_sync;
+      case MatmulLowering::wgmma_ws: return target_.wgmma;
+      case MatmulLowering::mfma: return target_.mfma;
+    }
+    return false;
   }
 
   // matmul_a: the view is a matmul's first operand, the one view that may be gathered.
@@ -250,6 +261,9 @@ class Verifier {
             v.type.rows != v.view.rows || v.type.size != (v.view_b.slice_dim == 0 ? v.view_b.size : v.view_b.rows)) {
           fail(at(v) + " is not panel x panel -> 2-D tile");
         }
+        if (!lowering_available(v.matmul)) {
+          fail(at(v) + " is lowered to " + name(v.matmul) + ", which " + target_.name + " does not have");
+        }
         break;
     }
     if (v.rank && !is_int_scalar(*v.rank)) fail(at(v) + " has a rank that is not an integer");
@@ -354,6 +368,7 @@ class Verifier {
   }
 
   const Kernel& k_;
+  const Target& target_;
   std::vector<bool> defined_;
   std::vector<int> scope_;
   std::string err_;
@@ -362,8 +377,9 @@ class Verifier {
 }  // namespace
 
 std::string verify(const Module& module) {
+  const Target& target = module.target ? *module.target : default_target();
   for (const Kernel& k : module.kernels) {
-    std::string err = Verifier(k).run();
+    std::string err = Verifier(k, target).run();
     if (!err.empty()) return "kernel " + k.name + ": " + err;
   }
   return {};

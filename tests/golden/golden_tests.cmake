@@ -5,7 +5,8 @@
 # tests/golden/README.md. Every ctest name starts with "golden.".
 
 iris_unit_test(irisc_golden_tests ${CMAKE_CURRENT_LIST_DIR}/golden_test.cpp ${CMAKE_CURRENT_LIST_DIR}/cli_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/robustness_test.cpp ${CMAKE_CURRENT_LIST_DIR}/tir_read_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/robustness_test.cpp ${CMAKE_CURRENT_LIST_DIR}/tir_read_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/amdgpu_disassembly_test.cpp)
 target_link_libraries(irisc_golden_tests PRIVATE irisc_lib)
 target_compile_definitions(irisc_golden_tests PRIVATE
   IRIS_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}"

@@ -81,12 +81,13 @@ std::vector<RoundTripCase> round_trip_cases() {
   return out;
 }
 
-// `text` (a listing of the compiler's) reads back into a module that verifies and
-// prints as `text`.
-void expect_reads_back(const std::string& text, const std::string& stage) {
+// `text` (a listing of the compiler's, for `target`; null: the default) reads back into
+// a module that verifies and prints as `text`.
+void expect_reads_back(const std::string& text, const std::string& stage, const irisc::Target* target = nullptr) {
   irisc::tir::Module back;
   std::string err;
   ASSERT_TRUE(irisc::tir::read(text, &back, &err)) << stage << ": " << err << "\n" << text;
+  back.target = target;
   EXPECT_EQ(irisc::tir::verify(back), "") << stage << "\n" << text;
   const std::string again = irisc::tir::print(back);
   EXPECT_EQ(again, text) << stage << ": print(read(print(M))) != print(M)\n"
@@ -131,7 +132,7 @@ TEST_P(RoundTrip, PrintReadPrint) {
   const std::vector<std::string>& passes = irisc::pass_names();
   std::vector<std::string> listing = {irisc::tir::print(m)};
   std::vector<bool> orphans = {has_orphan_vars(m)};
-  expect_reads_back(listing[0], "after sema");
+  expect_reads_back(listing[0], "after sema", target);
   for (const std::string& pass : passes) {
     irisc::PipelineOptions po;
     po.only_pass = pass;
@@ -139,7 +140,7 @@ TEST_P(RoundTrip, PrintReadPrint) {
     ASSERT_EQ(log.verify_error, "");
     listing.push_back(irisc::tir::print(m));
     orphans.push_back(has_orphan_vars(m));
-    expect_reads_back(listing.back(), "after " + pass);
+    expect_reads_back(listing.back(), "after " + pass, target);
   }
   // The reread module is the same program: the passes still to run on it end where
   // the original ended. Not from a module with Var entries that no statement defines

@@ -130,3 +130,23 @@ TEST(TirVerify, WgmmaMatmulWithoutGemmDecision) {
   m.kernels[0].gemm = {};
   expect_error(m, "a wgmma_ws matmul in a kernel that is no GEMM");
 }
+
+// A matmul lowered to another vendor's matrix instructions than the target's (a pass
+// that chose without asking the target).
+TEST(TirVerify, MatmulLoweringTheTargetDoesNotHave) {
+  tir::Module m = checked(kGemm);
+  tir::Value* mm = nullptr;
+  tir::mutate(m.kernels[0].body, [&](tir::ValuePtr& v) {
+    if (v->kind == tir::ValueKind::Matmul) mm = v.get();
+  });
+  ASSERT_NE(mm, nullptr);
+  mm->matmul = tir::MatmulLowering::mfma;
+  expect_error(m, "is lowered to mfma, which sm_90a does not have");
+  m.target = find_target("gfx942");
+  ASSERT_NE(m.target, nullptr);
+  EXPECT_EQ(tir::verify(m), "");
+  mm->matmul = tir::MatmulLowering::mma_sync;
+  expect_error(m, "is lowered to mma_sync, which gfx942 does not have");
+  mm->matmul = tir::MatmulLowering::simt;
+  EXPECT_EQ(tir::verify(m), "");
+}

@@ -74,14 +74,21 @@ struct BlockDim {
   __device__ __forceinline__ unsigned get_y() const { return dispatch()->workgroup_size_y; }
   __device__ __forceinline__ unsigned get_z() const { return dispatch()->workgroup_size_z; }
 };
-// Grids are whole workgroups (hipModuleLaunchKernel counts them so).
+// The workgroup counts of this launch: the first hidden kernel arguments of code object
+// v5 (hidden_block_count_x/y/z at offsets 0, 4, 8 of the implicit arguments; clang 19
+// emits v5, and the HIP runtime fills them). Dividing the dispatch packet's grid size by
+// the workgroup size instead costs an integer division, and crashes LLVM 19's "SI Fix
+// SGPR copies" pass when the quotient feeds a loop storing 32-bit integers.
 struct GridDim {
   __declspec(property(get = get_x)) unsigned x;
   __declspec(property(get = get_y)) unsigned y;
   __declspec(property(get = get_z)) unsigned z;
-  __device__ __forceinline__ unsigned get_x() const { return dispatch()->grid_size_x / dispatch()->workgroup_size_x; }
-  __device__ __forceinline__ unsigned get_y() const { return dispatch()->grid_size_y / dispatch()->workgroup_size_y; }
-  __device__ __forceinline__ unsigned get_z() const { return dispatch()->grid_size_z / dispatch()->workgroup_size_z; }
+  __device__ __forceinline__ unsigned get_x() const { return block_count(0); }
+  __device__ __forceinline__ unsigned get_y() const { return block_count(1); }
+  __device__ __forceinline__ unsigned get_z() const { return block_count(2); }
+  static __device__ __forceinline__ unsigned block_count(int d) {
+    return reinterpret_cast<const unsigned*>(__builtin_amdgcn_implicitarg_ptr())[d];
+  }
 };
 
 }  // namespace iris::device::amdgcn

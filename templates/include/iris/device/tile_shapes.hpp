@@ -40,4 +40,21 @@ IRIS_HOST_DEVICE constexpr long long mma_shared_bytes(long long rows, long long 
   return sync > pipelined ? sync : pipelined;
 }
 
+// matmul_mfma (tile_mfma.hpp, AMD) stages A and B as matmul_mma's synchronous mainloop
+// does, then hands the accumulators back through LDS in bands of rows: whole while the
+// band fits in the slices' room (at least 32 KiB), else halved down to 16 rows, so that a
+// large tile (128 x 256) still leaves room for two workgroups in 64 KiB.
+IRIS_HOST_DEVICE constexpr long long mfma_stage_rows(long long rows, long long cols) {
+  const long long slices = (rows + cols) * 40 * 2;
+  const long long room = slices > 32768 ? slices : 32768;
+  long long band = rows;
+  while (band * (cols + 4) * 4 > room && band % 32 == 0) band /= 2;
+  return band;
+}
+IRIS_HOST_DEVICE constexpr long long mfma_shared_bytes(long long rows, long long cols) {
+  const long long slices = (rows + cols) * 40 * 2;
+  const long long staging = mfma_stage_rows(rows, cols) * (cols + 4) * 4;
+  return slices > staging ? slices : staging;
+}
+
 }  // namespace iris::device::tile
