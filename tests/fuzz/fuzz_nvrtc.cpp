@@ -7,6 +7,8 @@
 //                    [--quiet] [--no-nvrtc] [--verbose]
 // Defaults: 60 s (unlimited with --count alone), a random first seed (printed), out
 // fuzz-nvrtc-findings, one job per CPU, sm_80 every 4th program (0: never).
+// --target gfx942 (or gfx90a) fuzzes the AMD path the same way, with clang-19 as the
+// oracle in NVRTC's place (no sm_80 compiles then).
 //   irisc_fuzz_nvrtc --print SEED          the program of one seed (with its -D line)
 //   irisc_fuzz_nvrtc --reduce SEED         that program, minimized while its finding persists
 //   irisc_fuzz_nvrtc --check FILE.iris     compile one file (its `// ARGS: -DX=1` too), classify
@@ -31,7 +33,7 @@
 // first, NVRTC only for programs that still check). --verbose prints one line per program.
 //
 // Progress every ~10 s; at the end the line
-//   programs: N, passed sema: P, nvrtc ok: K, findings: F
+//   programs: N, passed sema: P, nvrtc ok: K, findings: F   ("clang ok" for AMD targets)
 // Exit status: 0 without findings, 1 with findings, 2 for usage or environment errors.
 #include <signal.h>
 #include <fcntl.h>
@@ -59,6 +61,8 @@
 #include "compiler/diagnostics/diagnostics.hpp"
 #include "compiler/driver/compile.hpp"
 #include "compiler/source/source_buffer.hpp"
+#include "compiler/target/target.hpp"
+#include "compiler/toolchain/amdgpu.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 #include "tests/fuzz/gen_program.hpp"
 
@@ -142,6 +146,11 @@ std::string slug(const std::string& cls) {
   std::exit(2);
 }
 
+bool amd_target(const std::string& name) {
+  const irisc::Target* t = irisc::find_target(name);
+  return t && t->vendor == irisc::Vendor::amd;
+}
+
 Outcome compile_one(const std::string& src, const std::map<std::string, std::int64_t>& defines,
                     const std::string& target, const std::string& name, irisc::Stage stop = irisc::Stage::code_object) {
   Outcome o;
@@ -187,7 +196,7 @@ Outcome compile_one(const std::string& src, const std::map<std::string, std::int
     // compile_cuda threw ToolchainError: NVRTC itself is unusable, not a finding.
     environment_error("NVRTC failed without a log: " + toolchain->message);
   }
-  o.cls = "nvrtc: " + normalize(first_error_line(r.toolchain_log));
+  o.cls = (amd_target(target) ? "clang: " : "nvrtc: ") + normalize(first_error_line(r.toolchain_log));
   o.log = r.toolchain_log;
   return o;
 }
@@ -256,10 +265,10 @@ std::string header(const irisc_fuzz::GenProgram& g, const Outcome& o, const char
   h += "// class: " + o.cls + "\n";
   const std::string d = g.define_args();
   if (!d.empty()) h += "// ARGS: " + d + "\n";
-  h += "// reproduce: irisc THIS_FILE --emit=cubin --target=" + o.target + (d.empty() ? "" : " " + d) +
+  h += "// reproduce: irisc THIS_FILE --emit=" + std::string(amd_target(o.target) ? "co" : "cubin") + " --target=" + o.target + (d.empty() ? "" : " " + d) +
        "   (or irisc_fuzz_nvrtc --check THIS_FILE; seed " + std::to_string(g.seed) + " unminimized: irisc_fuzz_nvrtc --print " +
        std::to_string(g.seed) + ")\n";
-  h += "// NVRTC log (from the first error):\n" + comment_block(from_first_error(o.log), 12);
+  h += std::string("// ") + (amd_target(o.target) ? "clang" : "NVRTC") + " log (from the first error):\n" + comment_block(from_first_error(o.log), 12);
   return h;
 }
 
@@ -433,7 +442,7 @@ struct State {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: irisc_fuzz_nvrtc [--seconds N] [--count N] [--seed S] [--out DIR] [--target sm_90a|sm_90|sm_80]\n"
+               "usage: irisc_fuzz_nvrtc [--seconds N] [--count N] [--seed S] [--out DIR] [--target sm_90a|sm_90|sm_80|gfx942|gfx90a]\n"
                "                        [--jobs J] [--sm80-every N] [--minimize] [--minimize-seconds N] [--quiet]\n"
                "                        [--no-nvrtc] [--verbose]\n"
                "       irisc_fuzz_nvrtc --print SEED | --reduce SEED | --check FILE.iris\n");
@@ -457,7 +466,7 @@ std::string define_line(const std::string& src, std::map<std::string, std::int64
   return "";
 }
 
-void print_summary(const State& st) {
+void print_summary(const State& st, const char* oracle) {
   if (!st.sema_ids.empty()) {
     std::vector<std::pair<int, std::string>> ids;
     for (const auto& [id, n] : st.sema_ids) ids.push_back({n, id});
@@ -481,8 +490,8 @@ void print_summary(const State& st) {
   }
   const double pct = st.programs ? 100.0 * static_cast<double>(st.passed) / static_cast<double>(st.programs) : 0.0;
   std::printf("sema pass rate: %.1f%%\n", pct);
-  std::printf("programs: %llu, passed sema: %llu, nvrtc ok: %llu, findings: %llu\n",
-              static_cast<unsigned long long>(st.programs), static_cast<unsigned long long>(st.passed),
+  std::printf("programs: %llu, passed sema: %llu, %s ok: %llu, findings: %llu\n",
+              static_cast<unsigned long long>(st.programs), static_cast<unsigned long long>(st.passed), oracle,
               static_cast<unsigned long long>(st.ok), static_cast<unsigned long long>(st.findings));
   std::fflush(stdout);
 }
@@ -595,10 +604,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (opt.target != "sm_90a" && opt.target != "sm_90" && opt.target != "sm_80") {
+  const irisc::Target* target = irisc::find_target(opt.target);
+  if (!target || target->vendor == irisc::Vendor::host) {
     usage();
     return 2;
   }
+  const bool amd = target->vendor == irisc::Vendor::amd;
+  const char* const oracle = amd ? "clang" : "nvrtc";
+  if (amd) opt.sm80_every = 0;  // the sm_80 side compiles are NVIDIA's
 
   if (!print_seed.empty()) {
     const irisc_fuzz::GenProgram g = irisc_fuzz::generate_program(std::stoull(print_seed));
@@ -609,7 +622,9 @@ int main(int argc, char** argv) {
   }
 
   std::string why;
-  if (!irisc::toolchain::nvrtc_available(&why)) environment_error("NVRTC is not available: " + why);
+  if (amd ? !irisc::toolchain::amdgpu_toolchain_available(&why) : !irisc::toolchain::nvrtc_available(&why)) {
+    environment_error(std::string(amd ? "the AMD toolchain" : "NVRTC") + " is not available: " + why);
+  }
 
   if (!check_file.empty()) {
     std::ifstream f(check_file, std::ios::binary);
@@ -619,7 +634,9 @@ int main(int argc, char** argv) {
     std::map<std::string, std::int64_t> defines;
     define_line(ss.str(), &defines);
     int rc = 0;
-    for (const std::string& t : {opt.target, std::string("sm_80")}) {
+    const std::vector<std::string> targets = amd ? std::vector<std::string>{opt.target}
+                                                 : std::vector<std::string>{opt.target, "sm_80"};
+    for (const std::string& t : targets) {
       const Outcome o = compile_one(ss.str(), defines, t, check_file);
       if (o.kind == Kind::SemaReject) std::printf("%s: rejected by sema [%s]\n", t.c_str(), o.diag.c_str());
       else if (o.kind == Kind::Ok) std::printf("%s: ok\n", t.c_str());
@@ -675,8 +692,8 @@ int main(int argc, char** argv) {
       finished = st.stop.load() || (opt.count && st.programs >= opt.count);
       if (!opt.quiet && std::chrono::duration<double>(now - last).count() >= 10) {
         last = now;
-        std::printf("[%4.0fs] programs %llu, passed sema %llu, nvrtc ok %llu, findings %llu (%zu classes)\n", t,
-                    static_cast<unsigned long long>(st.programs), static_cast<unsigned long long>(st.passed),
+        std::printf("[%4.0fs] programs %llu, passed sema %llu, %s ok %llu, findings %llu (%zu classes)\n", t,
+                    static_cast<unsigned long long>(st.programs), static_cast<unsigned long long>(st.passed), oracle,
                     static_cast<unsigned long long>(st.ok), static_cast<unsigned long long>(st.findings), st.classes.size());
         std::fflush(stdout);
       }
@@ -698,6 +715,6 @@ int main(int argc, char** argv) {
                   std::chrono::duration<double>(Clock::now() - t1).count(), path.c_str());
     }
   }
-  print_summary(st);
+  print_summary(st, oracle);
   return st.findings ? 1 : 0;
 }

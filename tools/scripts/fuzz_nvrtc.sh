@@ -2,9 +2,11 @@
 # Fuzzes irisc with NVRTC as the oracle for SECONDS (default 60): random well-typed .iris
 # programs (tests/fuzz/gen_program.cpp) go through irisc to sm_90a cubins (every 4th also
 # to sm_80); a program that passes sema but gives CUDA that NVRTC rejects is a finding
-# (so are exceptions and TIR verifier failures):
+# (so are exceptions and TIR verifier failures). TARGET=gfx942 (or another target) fuzzes
+# that target instead; for AMD ones clang-19 is the oracle:
 #
 #   tools/scripts/fuzz_nvrtc.sh [SECONDS]
+#   TARGET=gfx942 tools/scripts/fuzz_nvrtc.sh [SECONDS]
 #
 # Builds irisc_fuzz_nvrtc in ${BUILD:-build} (configuring it like build.sh if needed) and
 # runs it on ${JOBS:-2} threads. Findings are written to ${BUILD}/fuzz-nvrtc/nvrtc_<seed>.iris
@@ -26,10 +28,11 @@ if [ ! -f "$B/CMakeCache.txt" ]; then
 fi
 cmake --build "$B" -j "$jobs" --target irisc_fuzz_nvrtc || exit 101
 
-out=$B/fuzz-nvrtc
+out=$B/fuzz-nvrtc${TARGET:+-$TARGET}
 rm -rf "$out"
 args=(--seconds "$secs" --jobs "$jobs" --out "$out")
 [ -n "${SEED:-}" ] && args+=(--seed "$SEED")
+[ -n "${TARGET:-}" ] && args+=(--target "$TARGET")
 [ "${MINIMIZE:-0}" != 0 ] && args+=(--minimize)
 log=$(mktemp)
 rc=0
@@ -41,7 +44,7 @@ if [ -z "$findings" ]; then
   exit 101
 fi
 if [ "$findings" -gt 0 ]; then
-  echo "fuzz_nvrtc: $findings finding(s) in $out; reproduce one: irisc <file> --emit=cubin (see its header)"
+  echo "fuzz_nvrtc: $findings finding(s) in $out; reproduce one with the command in its header"
   [ "$findings" -gt 100 ] && findings=100
   exit "$findings"
 fi

@@ -10,12 +10,16 @@ export NCCL_NVLS_ENABLE=0
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 300
 # The compiler under sanitizers and short fuzzing runs (clang and libFuzzer come from
 # install_deps.sh above): the front end under libFuzzer, then random well-typed programs
-# through NVRTC (every program that passes sema must give CUDA that NVRTC accepts).
-# FUZZ_SECONDS=0 / FUZZ_NVRTC_SECONDS=0 skip them.
+# through NVRTC (every program that passes sema must give CUDA that NVRTC accepts), and
+# through clang-19 for gfx942. FUZZ_SECONDS=0 / FUZZ_NVRTC_SECONDS=0 / FUZZ_AMD_SECONDS=0
+# skip them.
 tools/scripts/sanitize.sh
 if [ "${FUZZ_SECONDS:-60}" -gt 0 ]; then
   tools/scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 fi
 if [ "${FUZZ_NVRTC_SECONDS:-60}" -gt 0 ]; then
   tools/scripts/fuzz_nvrtc.sh "${FUZZ_NVRTC_SECONDS:-60}"
+fi
+if [ "${FUZZ_AMD_SECONDS:-60}" -gt 0 ]; then
+  TARGET=gfx942 tools/scripts/fuzz_nvrtc.sh "${FUZZ_AMD_SECONDS:-60}"
 fi
