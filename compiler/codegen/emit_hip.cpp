@@ -19,8 +19,10 @@ class HipKernelPrinter final : public GpuKernelPrinter {
   using GpuKernelPrinter::GpuKernelPrinter;
 
  private:
-  // clang's arithmetic 16-bit types on AMDGPU.
-  const char* type_name(ScalarType t) const override { return gpu_scalar_type_name(t, "_Float16", "__bf16"); }
+  // clang's arithmetic 16-bit types on AMDGPU (bf16 is __bf16 where the clang has it: hip_compat.hpp).
+  const char* type_name(ScalarType t) const override {
+    return gpu_scalar_type_name(t, "_Float16", "iris::device::bfloat16");
+  }
   std::string float_from_bits(std::uint32_t bits) const override {
     char buf[64];
     std::snprintf(buf, sizeof buf, "__builtin_bit_cast(float, 0x%08xu)", bits);

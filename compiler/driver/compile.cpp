@@ -14,6 +14,7 @@
 #include "compiler/parse/parser.hpp"
 #include "compiler/sema/sema.hpp"
 #include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/comgr.hpp"
 #include "compiler/toolchain/device_headers.hpp"
 #include "compiler/tir/tir.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
@@ -60,7 +61,7 @@ CompilerIdentity compiler_identity() {
     id.nvrtc = toolchain::nvrtc_identity();
     id.cuda_headers = toolchain::cuda_headers_identity();
   }
-  id.amdgpu = toolchain::amdgpu_toolchain_identity();
+  id.amdgpu = toolchain::amdgpu_toolchain_identity() + " | " + toolchain::comgr_identity();
   return id;
 }
 

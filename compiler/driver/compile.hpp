@@ -103,7 +103,7 @@ struct CompilerIdentity {
   std::string headers_digest;  // the embedded device headers' digest
   std::string nvrtc;           // toolchain::nvrtc_identity(), "" without NVRTC
   std::string cuda_headers;    // toolchain::cuda_headers_identity(), "" without NVRTC
-  std::string amdgpu;          // toolchain::amdgpu_toolchain_identity(), "" without clang
+  std::string amdgpu;          // clang's and comgr's identities (amdgpu.hpp, comgr.hpp): "clang | comgr"
 };
 CompilerIdentity compiler_identity();
 

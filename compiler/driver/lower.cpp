@@ -10,6 +10,7 @@
 #include "compiler/codegen/metadata.hpp"
 #include "compiler/passes/pipeline.hpp"
 #include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/comgr.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 
 namespace irisc::driver {
@@ -90,11 +91,13 @@ void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& op
     co.include_dirs = options.include_dirs;
     co.want_assembly = options.stop_after == Stage::assembly;
     co.want_code_object = options.stop_after == Stage::code_object;
-    if (std::string why; !toolchain::amdgpu_toolchain_available(&why)) {
+    const bool comgr = toolchain_of(target) == ToolchainKind::comgr;
+    if (std::string why; comgr ? !toolchain::comgr_available(&why) : !toolchain::amdgpu_toolchain_available(&why)) {
       diags.emit_unlocated(DiagnosticKind::ToolchainMissing, {target.name, why});
       return finish(r, diags);
     }
-    toolchain::AmdgpuCompileResult ar = toolchain::compile_hip(cm.source, source.name() + ".hip", co);
+    toolchain::AmdgpuCompileResult ar = comgr ? toolchain::compile_hip_comgr(cm.source, source.name() + ".hip", co)
+                                              : toolchain::compile_hip(cm.source, source.name() + ".hip", co);
     r.toolchain_log = ar.log;
     if (!ar.ok) {
       diags.emit_unlocated(DiagnosticKind::ToolchainFailed, {ar.log.substr(0, 4000)});

@@ -1,6 +1,9 @@
 // The target table (see target.hpp).
 #include "compiler/target/target.hpp"
 
+#include <cstdlib>
+#include <string>
+
 namespace irisc {
 namespace {
 
@@ -50,6 +53,14 @@ const Target* target_for_gfx_arch(std::string_view arch_name) {
   const std::string_view base = arch_name.substr(0, arch_name.find(':'));
   const Target* t = find_target(base);
   return t && t->vendor == Vendor::amd ? t : nullptr;
+}
+
+ToolchainKind toolchain_of(const Target& t) {
+  if (t.vendor != Vendor::amd) return t.toolchain;
+  const char* pick = std::getenv("IRISC_AMDGPU_COMPILER");
+  if (pick && std::string(pick) == "clang") return ToolchainKind::clang;
+  if (pick && std::string(pick) == "comgr") return ToolchainKind::comgr;
+  return t.toolchain;
 }
 
 }  // namespace irisc

@@ -48,5 +48,8 @@ const Target* target_for_compute_capability(int major, int minor);
 // The target for an AMD GPU of the given architecture name, with or without its
 // feature suffixes ("gfx942" or "gfx942:sramecc+:xnack-"), or null when irisc has none.
 const Target* target_for_gfx_arch(std::string_view arch_name);
+// The toolchain that compiles for `t`: t.toolchain, except that the environment's
+// IRISC_AMDGPU_COMPILER=clang|comgr picks one for every AMD target.
+ToolchainKind toolchain_of(const Target& t);
 
 }  // namespace irisc

@@ -88,6 +88,37 @@ struct TempDir {
   }
 };
 
+struct DeviceLibs {
+  std::string dir;
+  std::string why_not;  // empty when found
+};
+
+const DeviceLibs& device_libs() {
+  static const DeviceLibs libs = [] {
+    DeviceLibs l;
+    std::vector<std::string> dirs;
+    if (!env("IRISC_ROCM_DEVICE_LIBS").empty()) {
+      dirs.push_back(env("IRISC_ROCM_DEVICE_LIBS"));
+    } else {
+      dirs = {"/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/opt/rocm/amdgcn/bitcode"};
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator("/opt/rocm/lib/llvm/lib/clang", ec)) {
+        dirs.push_back((e.path() / "lib/amdgcn/bitcode").string());
+      }
+    }
+    for (const std::string& d : dirs) {
+      if (fs::exists(fs::path(d) / "ocml.bc")) {
+        l.dir = d;
+        return l;
+      }
+    }
+    l.why_not = "no ROCm device libraries (ocml.bc) in " + dirs.front() + (dirs.size() > 1 ? " or the ROCm folders" : "") +
+                ": install rocm-device-libs (Debian) or set IRISC_ROCM_DEVICE_LIBS";
+    return l;
+  }();
+  return libs;
+}
+
 const Tools& tools() {
   static const Tools t = [] {
     Tools t;
@@ -113,27 +144,11 @@ const Tools& tools() {
       return t;
     }
     t.lld = lld;
-    std::vector<std::string> dirs;
-    if (!env("IRISC_ROCM_DEVICE_LIBS").empty()) {
-      dirs.push_back(env("IRISC_ROCM_DEVICE_LIBS"));
-    } else {
-      dirs = {"/usr/lib/x86_64-linux-gnu/amdgcn/bitcode", "/opt/rocm/amdgcn/bitcode"};
-      std::error_code ec;
-      for (const auto& e : fs::directory_iterator("/opt/rocm/lib/llvm/lib/clang", ec)) {
-        dirs.push_back((e.path() / "lib/amdgcn/bitcode").string());
-      }
-    }
-    for (const std::string& d : dirs) {
-      if (fs::exists(fs::path(d) / "ocml.bc")) {
-        t.device_libs = d;
-        break;
-      }
-    }
-    if (t.device_libs.empty()) {
-      t.why_not = "no ROCm device libraries (ocml.bc) in " + dirs.front() +
-                  (dirs.size() > 1 ? " or the ROCm folders" : "") +
-                  ": install rocm-device-libs (Debian) or set IRISC_ROCM_DEVICE_LIBS";
+    if (const DeviceLibs& libs = device_libs(); !libs.why_not.empty()) {
+      t.why_not = libs.why_not;
       return t;
+    } else {
+      t.device_libs = libs.dir;
     }
     // clang's version line, for cache keys.
     if (TempDir tmp; !tmp.path.empty() && run({clang, "--version"}, tmp.path / "version.txt") == 0) {
@@ -163,6 +178,22 @@ std::string isa_library(const std::string& dir, const std::string& arch) {
 
 }  // namespace
 
+std::vector<std::string> device_library_bitcode(const std::string& arch, std::string* why_not) {
+  const DeviceLibs& l = device_libs();
+  if (!l.why_not.empty()) {
+    if (why_not) *why_not = l.why_not;
+    return {};
+  }
+  const std::string isa = isa_library(l.dir, arch);
+  if (isa.empty()) {
+    if (why_not) *why_not = "the device libraries in " + l.dir + " have no oclc_isa_version library for " + arch;
+    return {};
+  }
+  return {l.dir + "/ocml.bc", l.dir + "/ockl.bc", isa, l.dir + "/oclc_finite_only_off.bc", l.dir + "/oclc_daz_opt_off.bc",
+          l.dir + "/oclc_unsafe_math_off.bc", l.dir + "/oclc_correctly_rounded_sqrt_on.bc",
+          l.dir + "/oclc_wavefrontsize64_on.bc", l.dir + "/oclc_abi_version_500.bc"};
+}
+
 bool amdgpu_toolchain_available(std::string* why_not) {
   const Tools& t = tools();
   if (why_not) *why_not = t.why_not;
@@ -182,10 +213,10 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
     r.log = "cannot compile for " + o.arch + ": " + t.why_not;
     return r;
   }
-  const std::string isa = isa_library(t.device_libs, o.arch);
-  if (isa.empty()) {
-    r.log = "cannot compile for " + o.arch + ": the device libraries in " + t.device_libs +
-            " have no oclc_isa_version library for it";
+  std::string why;
+  const std::vector<std::string> libs = device_library_bitcode(o.arch, &why);
+  if (libs.empty()) {
+    r.log = "cannot compile for " + o.arch + ": " + why;
     return r;
   }
   TempDir tmp;
@@ -211,13 +242,7 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
     front.push_back(d);
   }
   if (o.line_info) front.push_back("-gline-tables-only");
-  for (const std::string& lib :
-       {t.device_libs + "/ocml.bc", t.device_libs + "/ockl.bc", isa, t.device_libs + "/oclc_finite_only_off.bc",
-        t.device_libs + "/oclc_daz_opt_off.bc", t.device_libs + "/oclc_unsafe_math_off.bc",
-        t.device_libs + "/oclc_correctly_rounded_sqrt_on.bc", t.device_libs + "/oclc_wavefrontsize64_on.bc",
-        t.device_libs + "/oclc_abi_version_500.bc"}) {
-    front.insert(front.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
-  }
+  for (const std::string& lib : libs) front.insert(front.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
   front.insert(front.end(), {src.string(), "-o", bc.string()});
   const auto failed = [&](const std::string& step) {
     std::string text = read_text(log);

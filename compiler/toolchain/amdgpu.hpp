@@ -46,6 +46,11 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
 // missing.
 bool amdgpu_toolchain_available(std::string* why_not = nullptr);
 
+// The ROCm device library files a compile for `arch` links (-mlink-builtin-bitcode):
+// ocml, ockl and their control libraries (the ISA's, wavefront 64, code object v5's
+// ABI). Empty, with *why_not saying why, when they are missing. comgr.cpp links the same.
+std::vector<std::string> device_library_bitcode(const std::string& arch, std::string* why_not = nullptr);
+
 // The tools' identities (paths and clang's version line) for cache keys; "" without them.
 std::string amdgpu_toolchain_identity();
 

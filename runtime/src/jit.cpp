@@ -13,6 +13,8 @@
 #include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
 #include "compiler/target/target.hpp"
+#include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/comgr.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
@@ -66,9 +68,15 @@ std::string key_for(std::string_view source, const std::string& name, const iris
   for (const auto& [path, text] : files) {
     imports += ";" + std::to_string(path.size()) + ":" + path + "=" + std::to_string(text.size()) + ":" + text;
   }
-  return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, id.nvrtc,
-                    id.cuda_headers, co.target, options, include_dirs, encode_defines(co.defines), name, source,
-                    imports});
+  // The compiler behind the generated source: NVRTC and the CUDA headers, or for AMD
+  // targets clang's and comgr's identities and which of them compiles this target.
+  const irisc::Target* target = irisc::find_target(co.target);
+  const bool amd = target && target->vendor == irisc::Vendor::amd;
+  const std::string compiler = amd ? id.amdgpu : id.nvrtc;
+  const std::string compiler_extra =
+      amd ? (irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr ? "comgr" : "clang") : id.cuda_headers;
+  return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, compiler, compiler_extra,
+                    co.target, options, include_dirs, encode_defines(co.defines), name, source, imports});
 }
 
 // A GPU target compiles through NVRTC, which the JIT finds at run time: its library and
@@ -76,8 +84,17 @@ std::string key_for(std::string_view source, const std::string& name, const iris
 // for, before irisc reports it as a failed compile.
 void require_gpu_toolchain(const irisc::CompileOptions& co) {
   const irisc::Target* target = irisc::find_target(co.target);
-  if (!target || target->toolchain != irisc::ToolchainKind::nvrtc) return;
+  if (!target) return;
   std::string why;
+  if (target->vendor == irisc::Vendor::amd) {
+    const bool comgr = irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr;
+    if (comgr ? !irisc::toolchain::comgr_available(&why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
+      throw Error("the JIT compiles .iris for " + co.target + " with " +
+                  (comgr ? "ROCm comgr" : "clang and lld") + ", and found none: " + why);
+    }
+    return;
+  }
+  if (target->toolchain != irisc::ToolchainKind::nvrtc) return;
   if (!irisc::toolchain::nvrtc_available(&why)) {
     throw Error("the JIT compiles .iris for " + co.target +
                 " with NVRTC, the CUDA toolkit's run-time compiler library (libnvrtc.so.12 or .13), and found "

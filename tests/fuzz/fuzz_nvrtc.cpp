@@ -7,8 +7,9 @@
 //                    [--quiet] [--no-nvrtc] [--verbose]
 // Defaults: 60 s (unlimited with --count alone), a random first seed (printed), out
 // fuzz-nvrtc-findings, one job per CPU, sm_80 every 4th program (0: never).
-// --target gfx942 (or gfx90a) fuzzes the AMD path the same way, with clang-19 as the
-// oracle in NVRTC's place (no sm_80 compiles then).
+// --target gfx942 (or gfx90a) fuzzes the AMD path the same way, with the target's
+// compiler as the oracle in NVRTC's place: clang-19, or comgr for gfx90a (no sm_80
+// compiles then).
 //   irisc_fuzz_nvrtc --print SEED          the program of one seed (with its -D line)
 //   irisc_fuzz_nvrtc --reduce SEED         that program, minimized while its finding persists
 //   irisc_fuzz_nvrtc --check FILE.iris     compile one file (its `// ARGS: -DX=1` too), classify
@@ -63,6 +64,7 @@
 #include "compiler/source/source_buffer.hpp"
 #include "compiler/target/target.hpp"
 #include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/comgr.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 #include "tests/fuzz/gen_program.hpp"
 
@@ -151,6 +153,13 @@ bool amd_target(const std::string& name) {
   return t && t->vendor == irisc::Vendor::amd;
 }
 
+// The compiler that judges a target's generated source: "nvrtc", "clang" or "comgr".
+const char* oracle_of(const std::string& name) {
+  const irisc::Target* t = irisc::find_target(name);
+  if (!t || t->vendor != irisc::Vendor::amd) return "nvrtc";
+  return irisc::toolchain_of(*t) == irisc::ToolchainKind::comgr ? "comgr" : "clang";
+}
+
 Outcome compile_one(const std::string& src, const std::map<std::string, std::int64_t>& defines,
                     const std::string& target, const std::string& name, irisc::Stage stop = irisc::Stage::code_object) {
   Outcome o;
@@ -196,7 +205,7 @@ Outcome compile_one(const std::string& src, const std::map<std::string, std::int
     // compile_cuda threw ToolchainError: NVRTC itself is unusable, not a finding.
     environment_error("NVRTC failed without a log: " + toolchain->message);
   }
-  o.cls = (amd_target(target) ? "clang: " : "nvrtc: ") + normalize(first_error_line(r.toolchain_log));
+  o.cls = std::string(oracle_of(target)) + ": " + normalize(first_error_line(r.toolchain_log));
   o.log = r.toolchain_log;
   return o;
 }
@@ -268,7 +277,7 @@ std::string header(const irisc_fuzz::GenProgram& g, const Outcome& o, const char
   h += "// reproduce: irisc THIS_FILE --emit=" + std::string(amd_target(o.target) ? "co" : "cubin") + " --target=" + o.target + (d.empty() ? "" : " " + d) +
        "   (or irisc_fuzz_nvrtc --check THIS_FILE; seed " + std::to_string(g.seed) + " unminimized: irisc_fuzz_nvrtc --print " +
        std::to_string(g.seed) + ")\n";
-  h += std::string("// ") + (amd_target(o.target) ? "clang" : "NVRTC") + " log (from the first error):\n" + comment_block(from_first_error(o.log), 12);
+  h += std::string("// ") + oracle_of(o.target) + " log (from the first error):\n" + comment_block(from_first_error(o.log), 12);
   return h;
 }
 
@@ -610,7 +619,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool amd = target->vendor == irisc::Vendor::amd;
-  const char* const oracle = amd ? "clang" : "nvrtc";
+  const char* const oracle = oracle_of(opt.target);
   if (amd) opt.sm80_every = 0;  // the sm_80 side compiles are NVIDIA's
 
   if (!print_seed.empty()) {
@@ -622,7 +631,9 @@ int main(int argc, char** argv) {
   }
 
   std::string why;
-  if (amd ? !irisc::toolchain::amdgpu_toolchain_available(&why) : !irisc::toolchain::nvrtc_available(&why)) {
+  if (std::string(oracle) == "comgr" ? !irisc::toolchain::comgr_available(&why)
+      : amd ? !irisc::toolchain::amdgpu_toolchain_available(&why)
+            : !irisc::toolchain::nvrtc_available(&why)) {
     environment_error(std::string(amd ? "the AMD toolchain" : "NVRTC") + " is not available: " + why);
   }
 

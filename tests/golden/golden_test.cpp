@@ -20,7 +20,9 @@
 
 #include "compiler/contract/launch_contract.hpp"
 #include "compiler/passes/pipeline.hpp"
+#include "compiler/target/target.hpp"
 #include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/comgr.hpp"
 
 using namespace golden;
 
@@ -399,7 +401,12 @@ void expect_cubin(const CubinCase& c) {
 // contract (iris_metadata). SKIPPED where the AMD tools are missing.
 void expect_code_object(const CubinCase& c) {
   std::string why;
-  if (!irisc::toolchain::amdgpu_toolchain_available(&why)) GTEST_SKIP() << "AMD toolchain unavailable: " << why;
+  const irisc::Target* target = irisc::find_target(c.target);
+  ASSERT_NE(target, nullptr);
+  const bool comgr = irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr;
+  if (comgr ? !irisc::toolchain::comgr_available(&why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
+    GTEST_SKIP() << "AMD toolchain (" << (comgr ? "comgr" : "clang") << ") unavailable: " << why;
+  }
   std::string text;
   irisc::CompileResult r;
   compile_case(c, &text, &r);
@@ -408,6 +415,12 @@ void expect_code_object(const CubinCase& c) {
   ASSERT_GT(r.code_object.size(), 20u);
   const unsigned machine = static_cast<unsigned>(r.code_object[18]) | static_cast<unsigned>(r.code_object[19]) << 8;
   EXPECT_EQ(machine, 224u) << "e_machine is not EM_AMDGPU";
+  // Code object v5 (EI_ABIVERSION 3): the device library reads the grid's workgroup counts
+  // from v5's hidden arguments. e_flags names the processor (EF_AMDGPU_MACH).
+  EXPECT_EQ(static_cast<unsigned>(r.code_object[8]), 3u) << "not code object v5";
+  ASSERT_GT(r.code_object.size(), 52u);
+  const unsigned mach = static_cast<unsigned>(r.code_object[48]);
+  EXPECT_EQ(mach, c.target == "gfx942" ? 0x4cu : 0x3fu) << "EF_AMDGPU_MACH";
   const std::string bytes(reinterpret_cast<const char*>(r.code_object.data()), r.code_object.size());
   const irisc::contract::Module contract = irisc::contract::read(r.metadata);
   for (const auto& k : contract.kernels) {

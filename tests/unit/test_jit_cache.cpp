@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "compiler/driver/compile.hpp"
+#include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/comgr.hpp"
 #include "compiler/toolchain/nvrtc.hpp"
 #include "iris/error.hpp"
 #include "iris/jit.hpp"
@@ -614,6 +616,15 @@ TEST(JitCacheKey, CoversSourceNameTargetAndCompilerIdentity) {
     EXPECT_NE(id.nvrtc.find(irisc::toolchain::nvrtc_version()), std::string::npos) << id.nvrtc;
     EXPECT_NE(id.cuda_headers.find("CUDA_VERSION"), std::string::npos) << id.cuda_headers;
   }
+  // AMD targets key on clang's and comgr's identities (which compiler, which version).
+  if (irisc::toolchain::amdgpu_toolchain_available()) {
+    EXPECT_NE(id.amdgpu.find("clang version"), std::string::npos) << id.amdgpu;
+  }
+  if (irisc::toolchain::comgr_available()) EXPECT_NE(id.amdgpu.find("| comgr "), std::string::npos) << id.amdgpu;
+  o.target = "gfx942";
+  const std::string gfx942 = iris::jit_cache_key("src", "k.iris", o);
+  o.target = "gfx90a";
+  EXPECT_NE(gfx942, iris::jit_cache_key("src", "k.iris", o));
 }
 
 TEST_F(JitCacheTest, KeyCoversTheTextsOfImportedFiles) {

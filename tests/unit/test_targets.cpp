@@ -2,10 +2,13 @@
 // a GPU.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "compiler/driver/compile.hpp"
 #include "compiler/target/target.hpp"
+#include "compiler/toolchain/comgr.hpp"
 
 using irisc::find_target;
 using irisc::target_for_compute_capability;
@@ -83,4 +86,62 @@ TEST(Targets, MissingClangIsToolchainMissing) {
         std::exit(ok ? 0 : 1);
       },
       testing::ExitedWithCode(0), "");
+}
+
+namespace {
+
+const char* const kStoreKernel = "kernel k(x: tensor<f32>[N]) {\n  for i in blocks(N, 256) {\n    store(x[i], 1.0);\n  }\n}\n";
+
+// Runs `body` in a fresh process (the toolchains are looked up once per process) and
+// expects it to exit with 0.
+template <class F>
+void in_fresh_process(F body) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(body(), testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+
+// gfx90a compiles through ROCm comgr, gfx942 through clang; IRISC_AMDGPU_COMPILER picks
+// one for every AMD target.
+TEST(Targets, AmdTargetsPickTheirToolchain) {
+  EXPECT_EQ(find_target("gfx90a")->toolchain, irisc::ToolchainKind::comgr);
+  EXPECT_EQ(find_target("gfx942")->toolchain, irisc::ToolchainKind::clang);
+  in_fresh_process([] {
+    setenv("IRISC_AMDGPU_COMPILER", "clang", 1);
+    const bool ok = irisc::toolchain_of(*find_target("gfx90a")) == irisc::ToolchainKind::clang &&
+                    irisc::toolchain_of(*find_target("sm_90a")) == irisc::ToolchainKind::nvrtc;
+    setenv("IRISC_AMDGPU_COMPILER", "comgr", 1);
+    std::exit(ok && irisc::toolchain_of(*find_target("gfx942")) == irisc::ToolchainKind::comgr ? 0 : 1);
+  });
+}
+
+// Without comgr, gfx90a fails with ToolchainMissing, saying what to install.
+TEST(Targets, MissingComgrIsToolchainMissing) {
+  in_fresh_process([] {
+    setenv("IRISC_COMGR_LIBRARY", "/nonexistent/libamd_comgr.so", 1);
+    irisc::CompileOptions o;
+    o.target = "gfx90a";
+    const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer("t.iris", kStoreKernel), o);
+    const std::string& d = r.rendered_diagnostics;
+    const bool ok = !r.ok && d.find("cannot compile for gfx90a: no ROCm comgr: install libamd-comgr2") != std::string::npos &&
+                    d.find("/nonexistent/libamd_comgr.so") != std::string::npos && d.find("[ToolchainMissing]") != std::string::npos;
+    if (!ok) std::fprintf(stderr, "%s", d.c_str());
+    std::exit(ok ? 0 : 1);
+  });
+}
+
+// A compile error through comgr names the file as the caller did, not comgr's
+// temporary folder.
+TEST(Targets, ComgrCompileErrorNamesTheFile) {
+  std::string why;
+  if (!irisc::toolchain::comgr_available(&why)) GTEST_SKIP() << "comgr unavailable: " << why;
+  irisc::toolchain::AmdgpuCompileOptions o;
+  o.arch = "gfx90a";
+  const irisc::toolchain::AmdgpuCompileResult r = irisc::toolchain::compile_hip_comgr(
+      "#include <iris/device.hpp>\nextern \"C\" __global__ void k(int* p) { *p = no_such_name; }\n", "kernels.hip", o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("kernels.hip:2:"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("no_such_name"), std::string::npos) << r.log;
+  EXPECT_EQ(r.log.find("comgr-"), std::string::npos) << r.log;
 }

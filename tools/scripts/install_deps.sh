@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin
       nlohmann-json3-dev libcli11-dev
       clang libclang-rt-14-dev   # clang + libFuzzer/sanitizer runtimes: fuzz.sh, sanitize.sh
-      clang-19 lld-19 llvm-19 rocm-device-libs)  # AMD targets (gfx942, gfx90a), llvm-objdump for their tests: docs/amd.md
+      clang-19 lld-19 llvm-19 rocm-device-libs libamd-comgr2)  # AMD targets, llvm-objdump for their tests: docs/amd.md
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

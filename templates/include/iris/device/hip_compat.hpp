@@ -98,6 +98,38 @@ extern const __device__ __attribute__((weak)) iris::device::amdgcn::BlockIdx blo
 extern const __device__ __attribute__((weak)) iris::device::amdgcn::BlockDim blockDim;
 extern const __device__ __attribute__((weak)) iris::device::amdgcn::GridDim gridDim;
 
+namespace iris::device {
+#if __clang_major__ >= 17
+// bf16 as generated code names it: clang's arithmetic __bf16 (AMDGPU, clang 17 and later).
+typedef __bf16 bfloat16;
+#else
+// Older clangs (ROCm comgr 2.4's is LLVM 15) have no __bf16 on AMDGPU: the 16 bits, with
+// float arithmetic through the conversions (round to nearest even; NaN stays a quiet
+// NaN), as clang's own type computes.
+struct bfloat16 {
+  unsigned short bits;
+  bfloat16() = default;
+  template <class T>
+    requires __is_arithmetic(T)
+  __device__ __forceinline__ bfloat16(T v) : bits(round(static_cast<float>(v))) {}
+  __device__ __forceinline__ operator float() const { return __builtin_bit_cast(float, static_cast<unsigned>(bits) << 16); }
+  template <class T>
+  __device__ __forceinline__ bfloat16& operator+=(T v) { return *this = float(*this) + v; }
+  template <class T>
+  __device__ __forceinline__ bfloat16& operator-=(T v) { return *this = float(*this) - v; }
+  template <class T>
+  __device__ __forceinline__ bfloat16& operator*=(T v) { return *this = float(*this) * v; }
+  template <class T>
+  __device__ __forceinline__ bfloat16& operator/=(T v) { return *this = float(*this) / v; }
+  static __device__ __forceinline__ unsigned short round(float f) {
+    const unsigned u = __builtin_bit_cast(unsigned, f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<unsigned short>((u >> 16) | 0x40u);
+    return static_cast<unsigned short>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  }
+};
+#endif
+}  // namespace iris::device
+
 struct __attribute__((aligned(8))) uint2 {
   unsigned x, y;
 };

@@ -27,7 +27,7 @@ typedef float MfmaAcc __attribute__((ext_vector_type(4)));
 template <class T>
 struct MfmaOperand;
 template <>
-struct MfmaOperand<__bf16> {
+struct MfmaOperand<bfloat16> {
   typedef short Fragment __attribute__((ext_vector_type(4)));
   static IRIS_DEVICE IRIS_FORCEINLINE MfmaAcc step(Fragment a, Fragment b, MfmaAcc d) {
     return __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(a, b, d, 0, 0, 0);
