@@ -206,6 +206,28 @@ TEST(HipJitTarget, IsTheGfxNameWithoutItsFeatures) {
   EXPECT_THROW(jit_target_for_gfx("host"), Error);
 }
 
+// Unset, IRIS_BACKEND means the vendor whose GPU is present; with no AMD GPU (none exists
+// where these tests run) that is cuda, with or without an NVIDIA GPU. A misspelt name is
+// an error naming the three.
+TEST(BackendChoice, UnsetIsCudaWithoutAnAmdGpu) {
+  if (library_override()) GTEST_SKIP() << "IRIS_HIP_LIBRARY is set";
+  const char* was = std::getenv("IRIS_BACKEND");
+  const std::string saved = was ? was : "";
+  unsetenv("IRIS_BACKEND");
+  backend::select("");
+  EXPECT_STREQ(backend::active().name(), "cuda");
+  setenv("IRIS_BACKEND", "cdua", 1);
+  try {
+    backend::select("");
+    ADD_FAILURE() << "IRIS_BACKEND=cdua was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "IRIS_BACKEND=cdua names no backend (choose cuda, hip or host)");
+  }
+  if (was) setenv("IRIS_BACKEND", saved.c_str(), 1);
+  else unsetenv("IRIS_BACKEND");
+  backend::select("");
+}
+
 // Run by ctest with IRIS_BACKEND=hip and IRIS_HIP_LIBRARY naming a missing file.
 TEST(HipMissingLibrary, NamesTheFileAndIsChosenByIrisBackend) {
   const char* path = library_override();

@@ -1,7 +1,8 @@
 // Which backend libiris runs on (see backend.hpp): chosen once per process, by
-// Options::backend through select(), or by IRIS_BACKEND.
+// Options::backend through select(), or by IRIS_BACKEND, or by which GPUs are present.
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "backend/backend.hpp"
@@ -9,10 +10,25 @@
 namespace iris::backend {
 namespace {
 
+bool has_devices(Backend& b) {
+  try {
+    return b.device_count() > 0;
+  } catch (const std::exception&) {
+    return false;  // its driver or runtime library is missing, or finds no GPU
+  }
+}
+
+// IRIS_BACKEND names one; unset or empty, the CUDA backend where an NVIDIA GPU is, else
+// the HIP backend where an AMD GPU is, else CUDA (whose errors then say what is missing).
 Backend* from_environment() {
   const char* name = secure_getenv("IRIS_BACKEND");
-  if (name && std::string(name) == "host") return &host();
-  if (name && std::string(name) == "hip") return &hip();
+  const std::string n = name ? name : "";
+  if (n == "host") return &host();
+  if (n == "hip") return &hip();
+  if (n == "cuda") return &cuda();
+  if (!n.empty()) throw Error("IRIS_BACKEND=" + n + " names no backend (choose cuda, hip or host)");
+  if (has_devices(cuda())) return &cuda();
+  if (has_devices(hip())) return &hip();
   return &cuda();
 }
 
