@@ -27,6 +27,7 @@
 
 namespace iris::embedded {
 std::span<const std::byte> runtime_kernels();
+std::span<const std::byte> runtime_kernels_amdgpu();
 }
 
 namespace iris {
@@ -197,7 +198,8 @@ struct Context::Impl {
     job->add(control);
 
     try {
-      runtime.impl_ = runtime_module_impl(embedded::runtime_kernels(), "libiris runtime kernels");
+      runtime.impl_ = runtime_module_impl({embedded::runtime_kernels(), embedded::runtime_kernels_amdgpu()},
+                                          "libiris runtime kernels");
     } catch (const backend::MissingRuntimeKernelsError& e) {
       runtime_missing = e.what();
       log_debug("rank ", boot->rank(), ": ", runtime_missing);

@@ -96,11 +96,11 @@ std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, 
   return impl;
 }
 
-std::shared_ptr<Module::Impl> runtime_module_impl(std::span<const std::byte> gpu_fatbin, const std::string& name) {
+std::shared_ptr<Module::Impl> runtime_module_impl(const backend::RuntimeKernelImages& images, const std::string& name) {
   auto impl = std::make_shared<Module::Impl>();
   impl->name = name;
-  impl->format = CodeObjectFormat::fatbin;
-  impl->handle = backend::active().runtime_module(gpu_fatbin, name);
+  impl->format = backend::active().name() == std::string_view("hip") ? CodeObjectFormat::amdgpu : CodeObjectFormat::fatbin;
+  impl->handle = backend::active().runtime_module(images, name);
   return impl;
 }
 

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 
+#include "backend/backend.hpp"
 #include "iris/module.hpp"
 
 namespace iris {
@@ -27,6 +28,6 @@ struct Module::Impl {
 // code_object_check.hpp), and for code not built for this GPU.
 std::shared_ptr<Module::Impl> load_module_impl(std::span<const std::byte> code, const std::string& name);
 // libiris's own kernels on the active backend (see Backend::runtime_module).
-std::shared_ptr<Module::Impl> runtime_module_impl(std::span<const std::byte> gpu_fatbin, const std::string& name);
+std::shared_ptr<Module::Impl> runtime_module_impl(const backend::RuntimeKernelImages& images, const std::string& name);
 
 }  // namespace iris

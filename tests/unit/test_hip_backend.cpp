@@ -10,18 +10,25 @@
 
 #include <cstdlib>
 #include <functional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "elf_builder.hpp"
 #include "iris/iris.hpp"
 #include "jit_target.hpp"
+#include "kernels/amdgpu_images.hpp"
 #include "module_impl.hpp"
 
 // backend/hip/ declares the HIP ABI itself: no HIP header may reach libiris's headers.
 #ifdef HIP_VERSION
 #error "an iris header or backend/backend.hpp includes a HIP header"
 #endif
+
+namespace iris::embedded {
+std::span<const std::byte> runtime_kernels_amdgpu();
+}
 
 namespace iris {
 namespace {
@@ -204,6 +211,45 @@ TEST(HipJitTarget, IsTheGfxNameWithoutItsFeatures) {
   // NVIDIA and host target names are not AMD architectures.
   EXPECT_THROW(jit_target_for_gfx("sm_90a"), Error);
   EXPECT_THROW(jit_target_for_gfx("host"), Error);
+}
+
+// The AMD image set format (kernels/amdgpu_images.hpp): what write() lays out, read()
+// finds, 64-byte aligned; truncated or foreign bytes read as no images.
+TEST(AmdgpuImages, ReadWhatWriteLaysOut) {
+  const std::string set = amdgpu_images::write({{"gfx942", std::string(100, 'a')}, {"gfx90a", "bc"}});
+  const auto bytes = std::as_bytes(std::span(set));
+  const auto images = amdgpu_images::read(bytes);
+  ASSERT_EQ(images.size(), 2u);
+  EXPECT_EQ(images[0].first, "gfx942");
+  EXPECT_EQ(images[0].second.size(), 100u);
+  EXPECT_EQ(static_cast<char>(images[0].second[0]), 'a');
+  EXPECT_EQ(images[1].first, "gfx90a");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(images[1].second.data()), 2), "bc");
+  for (const auto& [arch, image] : images) EXPECT_EQ((image.data() - bytes.data()) % 64, 0) << arch;
+  EXPECT_TRUE(amdgpu_images::read(bytes.first(bytes.size() - 1)).empty()) << "a truncated set";
+  EXPECT_TRUE(amdgpu_images::read({}).empty());
+  const std::string foreign = "\x7f" "ELF and more";
+  EXPECT_TRUE(amdgpu_images::read(std::as_bytes(std::span(foreign))).empty());
+}
+
+// libiris embeds its own kernels for gfx942 and gfx90a where it was built with the AMD
+// toolchain: each an AMDGPU code object holding every kernel the runtime looks up.
+TEST(AmdgpuImages, LibirisHasItsOwnKernelsForEachArchitecture) {
+  const auto images = amdgpu_images::read(embedded::runtime_kernels_amdgpu());
+  if (images.empty()) GTEST_SKIP() << "libiris was built without the AMD toolchain";
+  std::vector<std::string> archs;
+  for (const auto& [arch, image] : images) {
+    archs.push_back(arch);
+    ASSERT_GT(image.size(), 64u);
+    const std::string bytes(reinterpret_cast<const char*>(image.data()), image.size());
+    EXPECT_EQ(bytes.substr(0, 4), "\x7f" "ELF") << arch;
+    EXPECT_EQ(static_cast<unsigned char>(bytes[18]), 224u) << arch << ": not EM_AMDGPU";
+    for (const char* k : {"iris_device_barrier", "iris_fill_u64", "iris_trace_clock", "iris_arange_bf16", "iris_random_f16",
+                          "iris_random_u64"}) {
+      EXPECT_NE(bytes.find(std::string(k) + ".kd"), std::string::npos) << arch << " lacks " << k;
+    }
+  }
+  EXPECT_EQ(archs, (std::vector<std::string>{"gfx942", "gfx90a"}));
 }
 
 // Unset, IRIS_BACKEND means the vendor whose GPU is present; with no AMD GPU (none exists

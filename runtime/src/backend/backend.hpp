@@ -73,8 +73,16 @@ class IncompatibleCodeError : public Error {
   using Error::Error;
 };
 
+// libiris's own kernels as built for GPUs (runtime/src/kernels/runtime_kernels.cu): the
+// CUDA fatbin, and the AMD code objects as an image set (kernels/amdgpu_images.hpp;
+// empty when libiris was built without the AMD toolchain).
+struct RuntimeKernelImages {
+  std::span<const std::byte> cuda_fatbin;
+  std::span<const std::byte> amdgpu;
+};
+
 // Thrown by runtime_module when the backend has no code object of libiris's own kernels
-// (hip). The runtime then starts anyway and refuses, naming this, each feature that
+// (hip, built without the AMD toolchain or for other architectures). The runtime then starts anyway and refuses, naming this, each feature that
 // needs one of them (fill of 8-byte types, fill_arange, fill_random, device_barrier and
 // so the collectives, tracing).
 class MissingRuntimeKernelsError : public Error {
@@ -174,10 +182,11 @@ class Backend {
                       StreamHandle* stream, void** args, std::string_view kernel_name) = 0;
 
   // The module of libiris's own kernels (fill, arange, random, the device barrier, the
-  // trace clock), given the fatbin built for GPUs; a backend that cannot run it (host)
-  // supplies its own kernels of the same names and parameters, and one that has none
-  // (hip) throws MissingRuntimeKernelsError.
-  virtual ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) = 0;
+  // trace clock), given the images built for GPUs: cuda loads the fatbin, hip the AMD
+  // code object for the current device's architecture, host supplies its own kernels of
+  // the same names and parameters. A backend without an image for its GPU throws
+  // MissingRuntimeKernelsError.
+  virtual ModuleHandle* runtime_module(const RuntimeKernelImages& images, const std::string& name) = 0;
 
   // --- checks (the host backend's; others have none) ------------------------------------
   // Called as each job starts (iris::run, before any rank): turns the race check on or

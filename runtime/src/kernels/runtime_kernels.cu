@@ -1,12 +1,23 @@
 // Kernels libiris itself launches: tensor initialisation (fill, arange, random) and
-// the graph-capturable device barrier. Built into a fatbin embedded in libiris.
+// the graph-capturable device barrier. Built by nvcc into a fatbin, and as HIP into an
+// AMD code object per architecture (tools/amdgpu_kernels), both embedded in libiris.
+#include "iris/device/arch.hpp"
+#if IRIS_CUDA_COMPILER
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#endif
 
 #include "iris/device.hpp"
 
 using iris::device::Context;
 using u64 = unsigned long long;
+#if IRIS_CUDA_COMPILER
+using f16 = __half;
+using bf16 = __nv_bfloat16;
+#else
+using f16 = _Float16;
+using bf16 = iris::device::bfloat16;
+#endif
 
 namespace {
 
@@ -23,10 +34,12 @@ __device__ __forceinline__ u64 mix64(u64 z) {
 __device__ __forceinline__ float uniform01(u64 bits) { return (bits >> 40) * (1.0f / 16777216.0f); }
 
 template <class T> __device__ __forceinline__ T from_double(double v) { return static_cast<T>(v); }
+#if IRIS_CUDA_COMPILER
 template <> __device__ __forceinline__ __half from_double<__half>(double v) { return __double2half(v); }
 template <> __device__ __forceinline__ __nv_bfloat16 from_double<__nv_bfloat16>(double v) {
   return __double2bfloat16(v);
 }
+#endif
 
 template <class T>
 __device__ void fill_pattern(T* dst, u64 n, u64 bits) {
@@ -65,8 +78,8 @@ __device__ void random(T* dst, u64 n, int kind, u64 seed, long long lo, long lon
 
 #define IRIS_FOR_EACH_DTYPE(X) \
   X(f32, float)                \
-  X(f16, __half)               \
-  X(bf16, __nv_bfloat16)       \
+  X(f16, f16)                  \
+  X(bf16, bf16)                \
   X(i32, int)                  \
   X(i64, long long)            \
   X(u32, unsigned)             \

@@ -323,8 +323,8 @@ class CudaBackend final : public Backend {
     if (rc != CUDA_SUCCESS) cuda::check(rc, "launch of kernel '" + std::string(kernel_name) + "'");
   }
 
-  ModuleHandle* runtime_module(std::span<const std::byte> gpu_fatbin, const std::string& name) override {
-    return module_load(gpu_fatbin.data(), name);
+  ModuleHandle* runtime_module(const RuntimeKernelImages& images, const std::string& name) override {
+    return module_load(images.cuda_fatbin.data(), name);
   }
 
   void encode_tensor_map(const TensorMapSpec& spec, TensorMap* out) override {

@@ -15,6 +15,7 @@
 #include "backend/backend.hpp"
 #include "backend/hip/hip_abi.hpp"
 #include "backend/hip/hip_runtime.hpp"
+#include "kernels/amdgpu_images.hpp"
 
 namespace iris::backend {
 namespace {
@@ -319,13 +320,27 @@ class HipBackend final : public Backend {
     if (rc != hipSuccess) check(rc, "launch of kernel '" + std::string(kernel_name) + "'");
   }
 
-  // libiris's own kernels are built by nvcc into a CUDA fatbin only
-  // (runtime/src/kernels/runtime_kernels.cu); there is no AMD code object of them yet.
-  ModuleHandle* runtime_module(std::span<const std::byte>, const std::string&) override {
+  // libiris's own kernels: the code object built for the current device's architecture
+  // (tools/amdgpu_kernels builds one per architecture in IRIS_AMDGPU_KERNEL_ARCHS).
+  ModuleHandle* runtime_module(const RuntimeKernelImages& images, const std::string& name) override {
     runtime();
-    throw MissingRuntimeKernelsError(
-        "libiris's own kernels (runtime/src/kernels/runtime_kernels.cu) are built only as a CUDA fatbin, and the hip "
-        "backend has no AMD code object of them yet");
+    const auto set = amdgpu_images::read(images.amdgpu);
+    if (set.empty()) {
+      throw MissingRuntimeKernelsError(
+          "libiris was built without the AMD toolchain (clang-19, lld-19 and rocm-device-libs, or ROCm's clang), so it "
+          "has no AMD code objects of its own kernels (runtime/src/kernels/runtime_kernels.cu): rebuild it with them");
+    }
+    int device = 0;
+    HIP_CALL(hipGetDevice, &device);
+    const std::string arch = device_arch(device);
+    const std::string gfx = arch.substr(0, arch.find(':'));
+    std::string built;
+    for (const auto& [image_arch, bytes] : set) {
+      if (image_arch == gfx) return module_load(bytes.data(), name + " (" + gfx + ")");
+      built += (built.empty() ? "" : ", ") + image_arch;
+    }
+    throw MissingRuntimeKernelsError("libiris's own kernels were built for " + built + ", not for this GPU's " + gfx +
+                                     ": rebuild with -DIRIS_AMDGPU_KERNEL_ARCHS=\"" + built + ";" + gfx + "\"");
   }
 
   void encode_tensor_map(const TensorMapSpec&, TensorMap*) override {

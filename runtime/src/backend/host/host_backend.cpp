@@ -289,7 +289,7 @@ class HostBackend final : public Backend {
     }
     return reinterpret_cast<ModuleHandle*>(m.release());
   }
-  ModuleHandle* runtime_module(std::span<const std::byte>, const std::string& name) override {
+  ModuleHandle* runtime_module(const RuntimeKernelImages&, const std::string& name) override {
     auto* m = new HostModule{name, runtime_functions(), nullptr};
     return reinterpret_cast<ModuleHandle*>(m);
   }

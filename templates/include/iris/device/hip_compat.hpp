@@ -20,6 +20,8 @@
 #define __constant__ __attribute__((constant))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __align__(n) __attribute__((aligned(n)))
+// Kernel arguments live in constant kernarg memory on AMDGPU already.
+#define __grid_constant__
 // __noinline__ is a keyword of clang's CUDA and HIP modes.
 
 namespace iris::device::amdgcn {
@@ -193,7 +195,10 @@ __device__ __forceinline__ T atomicCAS(T* p, T expected, T desired) {
 extern "C" __device__ float __ocml_exp_f32(float);
 extern "C" __device__ float __ocml_log_f32(float);
 extern "C" __device__ float __ocml_sqrt_f32(float);
+extern "C" __device__ float __ocml_cospi_f32(float);
 __device__ __forceinline__ float expf(float x) { return __ocml_exp_f32(x); }
 __device__ __forceinline__ float logf(float x) { return __ocml_log_f32(x); }
 __device__ __forceinline__ float sqrtf(float x) { return __ocml_sqrt_f32(x); }
+__device__ __forceinline__ float cospif(float x) { return __ocml_cospi_f32(x); }
+__device__ __forceinline__ float fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
 __device__ __forceinline__ float fabsf(float x) { return __builtin_fabsf(x); }

@@ -1,0 +1,77 @@
+// A set of AMDGPU code objects of one source, one per GPU architecture: how libiris
+// embeds its own kernels for AMD GPUs (written at build time by tools/amdgpu_kernels,
+// read by the hip backend, which loads the one for the device's architecture).
+//
+// Layout: the line "iris-amdgpu-images 1", one line "<gfx name> <offset> <bytes>" per
+// image, an empty line, then the images, each at its offset from the start of the set
+// (a multiple of 64, as ELF loaders like). An empty set (no bytes at all) means libiris
+// was built without the AMD toolchain.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace iris::amdgpu_images {
+
+inline constexpr std::string_view kMagic = "iris-amdgpu-images 1\n";
+
+inline std::string write(const std::vector<std::pair<std::string, std::string>>& images) {
+  // The index's length depends on the offsets' digits: lay out until it settles.
+  std::size_t index_bytes = 0;
+  for (;;) {
+    std::string index(kMagic);
+    std::size_t at = (kMagic.size() + index_bytes + 1 + 63) / 64 * 64;
+    for (const auto& [arch, bytes] : images) {
+      index += arch + " " + std::to_string(at) + " " + std::to_string(bytes.size()) + "\n";
+      at = (at + bytes.size() + 63) / 64 * 64;
+    }
+    index += "\n";
+    if (index.size() != kMagic.size() + index_bytes + 1) {
+      index_bytes = index.size() - kMagic.size() - 1;
+      continue;
+    }
+    std::string out = index;
+    for (const auto& [arch, bytes] : images) {
+      out.resize((out.size() + 63) / 64 * 64, '\0');
+      out += bytes;
+    }
+    return out;
+  }
+}
+
+// Every image as (architecture, bytes); empty for an empty or malformed set.
+inline std::vector<std::pair<std::string, std::span<const std::byte>>> read(std::span<const std::byte> set) {
+  std::vector<std::pair<std::string, std::span<const std::byte>>> out;
+  const std::string_view text(reinterpret_cast<const char*>(set.data()), set.size());
+  if (!text.starts_with(kMagic)) return {};
+  const auto number = [](std::string_view s, std::size_t* v) {
+    *v = 0;
+    if (s.empty() || s.size() > 18) return false;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+      *v = *v * 10 + static_cast<std::size_t>(c - '0');
+    }
+    return true;
+  };
+  std::size_t at = kMagic.size();
+  for (;;) {
+    const std::size_t eol = text.find('\n', at);
+    if (eol == std::string_view::npos) return {};
+    if (eol == at) return out;  // the empty line ends the index
+    const std::string_view line = text.substr(at, eol - at);
+    const std::size_t a = line.find(' '), b = line.rfind(' ');
+    std::size_t offset = 0, size = 0;
+    if (a == std::string_view::npos || a == b || !number(line.substr(a + 1, b - a - 1), &offset) ||
+        !number(line.substr(b + 1), &size) || offset > set.size() || size > set.size() - offset) {
+      return {};
+    }
+    out.emplace_back(std::string(line.substr(0, a)), set.subspan(offset, size));
+    at = eol + 1;
+  }
+}
+
+}  // namespace iris::amdgpu_images
