@@ -216,7 +216,7 @@ struct Context::Impl {
     if (!opt.trace.empty()) start_trace(opt.trace);
     boot->barrier();
     log_info("rank ", boot->rank(), "/", boot->world(), " on GPU ", device, " (", device_name, ", ", sms,
-             " SMs), bootstrap ", boot->name());
+             " SMs, the ", bk.name(), " backend), bootstrap ", boot->name());
   }
 
   ~Impl() {

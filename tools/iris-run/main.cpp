@@ -3,7 +3,7 @@
 // GPUs. A quick way to try a kernel without writing a host program, and how CI runs
 // every .iris file of the repository.
 //
-//   iris-run file.iris [--ranks N] [--backend host|cuda] [--kernel NAME]
+//   iris-run file.iris [--ranks N] [--backend host|cuda|hip] [--kernel NAME]
 //            [--size NAME=V | --size V] [--value NAME=V] [-D NAME=V] [--check-races]
 //
 // Each kernel runs in a job of its own: tensors get every size symbol's value (1000
@@ -45,7 +45,7 @@ void usage() {
       "usage: iris-run FILE.iris [options]\n"
       "  --ranks N        ranks, as threads (default 2)\n"
       "  --backend B      host (default: CPU threads, every access checked, deadlocks\n"
-      "                   reported) or cuda (the GPUs; ranks may share one)\n"
+      "                   reported), cuda or hip (NVIDIA or AMD GPUs; ranks may share one)\n"
       "  --kernel NAME    run only this kernel\n"
       "  --size NAME=V    a size symbol's value (default 1000); --size V sets the default\n"
       "  --value NAME=V   a scalar parameter's value (default 1)\n"
