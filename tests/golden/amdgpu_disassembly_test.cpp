@@ -6,6 +6,8 @@
 //   acquire load    global_load ... sc0 sc1; s_waitcnt vmcnt(0); buffer_inv sc0 sc1
 //   remote atomic   global_atomic_... sc1
 //   tile matmul     v_mfma_f32_16x16x16_bf16, with no register spills
+//   heap accesses   global_* instructions, no flat_* ones (translate() hands out
+//                   pointers LLVM knows are global memory)
 // Each sequence must be consecutive as far as memory is concerned: no load, store, atomic
 // or cache operation between its parts. The s_waitcnt also waits on lgkmcnt where LDS or
 // scalar loads are outstanding; LLVM leaves out a counter that is already zero.
@@ -185,6 +187,12 @@ TEST_F(AmdgpuDisassembly, RemoteAtomicCarriesSystemScope) {
     }
   }
   EXPECT_GT(atomics, 0) << show(k);
+}
+
+TEST_F(AmdgpuDisassembly, HeapAccessesAreGlobalNotFlat) {
+  for (const char* name : {"release_store", "acquire_load", "remote_atomic", "matmul_bf16", "sum_over_ranks"}) {
+    for (const std::string& i : kernel(name)) EXPECT_NE(i.rfind("flat_", 0), 0u) << name << ": " << i;
+  }
 }
 
 TEST_F(AmdgpuDisassembly, TileMatmulRunsOnTheMatrixCoresWithoutSpills) {

@@ -83,6 +83,11 @@ IRIS_HOST_DEVICE IRIS_FORCEINLINE T* translate(const Context& ctx, T* local_ptr,
   // lets the compiler emit LDG/STG rather than generic LD/ST when it cannot
   // see where the bases came from (e.g. a Context copied to local memory).
   __builtin_assume(__isGlobal(remote));
+#elif IRIS_DEVICE_COMPILE && IRIS_HIP_COMPILER
+  // The same for AMDGPU: a generic pointer made from a global one, which LLVM's
+  // address-space inference follows back, so every access through it (and through
+  // pointers computed from it) is a global_* instruction rather than a flat_* one.
+  remote = (T*)amdgcn::global(remote);
 #endif
   return remote;
 }
