@@ -194,6 +194,16 @@ std::vector<std::string> device_library_bitcode(const std::string& arch, std::st
           l.dir + "/oclc_wavefrontsize64_on.bc", l.dir + "/oclc_abi_version_500.bc"};
 }
 
+std::vector<std::string> hip_bitcode_flags(const AmdgpuCompileOptions& o, std::string* why_not) {
+  const std::vector<std::string> libs = device_library_bitcode(o.arch, why_not);
+  if (libs.empty()) return {};
+  std::vector<std::string> flags = {"-O" + std::to_string(o.opt_level), "-std=c++20", "-nogpuinc"};
+  for (const std::string& d : o.include_dirs) flags.insert(flags.end(), {"-I", d});
+  if (o.line_info) flags.push_back("-gline-tables-only");
+  for (const std::string& lib : libs) flags.insert(flags.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
+  return flags;
+}
+
 bool amdgpu_toolchain_available(std::string* why_not) {
   const Tools& t = tools();
   if (why_not) *why_not = t.why_not;
@@ -214,8 +224,8 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
     return r;
   }
   std::string why;
-  const std::vector<std::string> libs = device_library_bitcode(o.arch, &why);
-  if (libs.empty()) {
+  const std::vector<std::string> flags = hip_bitcode_flags(o, &why);
+  if (flags.empty()) {
     r.log = "cannot compile for " + o.arch + ": " + why;
     return r;
   }
@@ -235,14 +245,9 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
                  asm_file = tmp.path / "kernels.s", co = tmp.path / "kernels.co", log = tmp.path / "log.txt";
   std::ofstream(src, std::ios::binary) << source;
   const std::string opt = "-O" + std::to_string(o.opt_level);
-  std::vector<std::string> front = {t.clang, "-x", "hip", "--offload-arch=" + o.arch, "--cuda-device-only", "-nogpuinc",
-                                    "-nogpulib", "-std=c++20", opt, "-emit-llvm", "-c", "-I", (tmp.path / "include").string()};
-  for (const std::string& d : o.include_dirs) {
-    front.push_back("-I");
-    front.push_back(d);
-  }
-  if (o.line_info) front.push_back("-gline-tables-only");
-  for (const std::string& lib : libs) front.insert(front.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
+  std::vector<std::string> front = {t.clang, "-x", "hip", "--offload-arch=" + o.arch, "--cuda-device-only", "-nogpulib",
+                                    "-emit-llvm", "-c", "-I", (tmp.path / "include").string()};
+  front.insert(front.end(), flags.begin(), flags.end());
   front.insert(front.end(), {src.string(), "-o", bc.string()});
   const auto failed = [&](const std::string& step) {
     std::string text = read_text(log);

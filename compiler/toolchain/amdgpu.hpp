@@ -48,8 +48,14 @@ bool amdgpu_toolchain_available(std::string* why_not = nullptr);
 
 // The ROCm device library files a compile for `arch` links (-mlink-builtin-bitcode):
 // ocml, ockl and their control libraries (the ISA's, wavefront 64, code object v5's
-// ABI). Empty, with *why_not saying why, when they are missing. comgr.cpp links the same.
+// ABI). Empty, with *why_not saying why, when they are missing.
 std::vector<std::string> device_library_bitcode(const std::string& arch, std::string* why_not = nullptr);
+
+// The flags both AMD compilers (clang here, comgr.hpp) give the HIP source -> bitcode
+// step: optimisation, C++20, no HIP headers, the caller's include folders, line tables,
+// and the device libraries linked as builtin bitcode. Empty, with *why_not saying why,
+// when the device libraries are missing.
+std::vector<std::string> hip_bitcode_flags(const AmdgpuCompileOptions& options, std::string* why_not);
 
 // The tools' identities (paths and clang's version line) for cache keys; "" without them.
 std::string amdgpu_toolchain_identity();

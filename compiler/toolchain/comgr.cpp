@@ -211,11 +211,12 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
     return r;
   }
   std::string why;
-  const std::vector<std::string> libs = device_library_bitcode(o.arch, &why);
-  if (libs.empty()) {
+  std::vector<std::string> front = hip_bitcode_flags(o, &why);
+  if (front.empty()) {
     r.log = "cannot compile for " + o.arch + ": " + why;
     return r;
   }
+  front.push_back("-mcode-object-version=5");
   // comgr runs clang in-process; one compile at a time keeps its global state simple.
   static std::mutex serial;
   const std::lock_guard<std::mutex> lock(serial);
@@ -265,11 +266,6 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
       return r;
     }
   }
-  const std::string opt = "-O" + std::to_string(o.opt_level);
-  std::vector<std::string> front = {opt, "-std=c++20", "-nogpuinc", "-mcode-object-version=5"};
-  for (const std::string& d : o.include_dirs) front.insert(front.end(), {"-I", d});
-  if (o.line_info) front.push_back("-gline-tables-only");
-  for (const std::string& lib : libs) front.insert(front.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
   if (!set_options(front)) {
     r.log = "comgr refused the compile options";
     return r;
@@ -280,7 +276,7 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
   std::string log = bc.all(kLog);
 
   // 2. Bitcode -> assembly and relocatable; 3. -> the executable code object.
-  set_options({opt, "-mcode-object-version=5"});
+  set_options({"-O" + std::to_string(o.opt_level), "-mcode-object-version=5"});
   if (o.want_assembly) {
     Set s_out(api);
     if (Status s = api.do_action(l.numbers.codegen_bc_to_assembly, info, bc.handle(), s_out.handle()); s != kSuccess) {
