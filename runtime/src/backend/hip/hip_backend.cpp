@@ -6,7 +6,7 @@
 // and making it current is hipSetDevice, HIP's per-thread current device.
 //
 // Built and checked without an AMD GPU: every call below follows ROCm 5.2's and 6.x's
-// headers, and none has run on a device yet (docs/runtime.md, "HIP backend (AMD)").
+// headers, and none has run on a device yet (docs/amd.md, "The HIP runtime backend").
 #include <cstdint>
 #include <cstring>
 #include <string>
