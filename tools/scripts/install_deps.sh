@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev libopenmpi-dev openmpi-bin
       nlohmann-json3-dev libcli11-dev
       clang libclang-rt-14-dev   # clang + libFuzzer/sanitizer runtimes: fuzz.sh, sanitize.sh
-      clang-19 lld-19 llvm-19 rocm-device-libs libamd-comgr2)  # AMD targets, llvm-objdump for their tests: docs/amd.md
+      clang-19 lld-19 llvm-19 rocm-device-libs libamd-comgr2   # AMD targets, llvm-objdump: docs/amd.md
+      libamdhip64-5)  # the HIP runtime: the hip backend's tests without a GPU
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
