@@ -61,8 +61,12 @@ CompilerIdentity compiler_identity() {
     id.nvrtc = toolchain::nvrtc_identity();
     id.cuda_headers = toolchain::cuda_headers_identity();
   }
-  id.amdgpu = toolchain::amdgpu_toolchain_identity() + " | " + toolchain::comgr_identity();
   return id;
+}
+
+std::string amd_compiler_identity(const Target& target) {
+  return toolchain_of(target) == ToolchainKind::comgr ? toolchain::comgr_identity()
+                                                      : toolchain::amdgpu_toolchain_identity();
 }
 
 std::string compiler_fingerprint() {

@@ -16,6 +16,8 @@
 
 namespace irisc {
 
+struct Target;
+
 namespace tir {
 struct Module;
 }
@@ -103,9 +105,12 @@ struct CompilerIdentity {
   std::string headers_digest;  // the embedded device headers' digest
   std::string nvrtc;           // toolchain::nvrtc_identity(), "" without NVRTC
   std::string cuda_headers;    // toolchain::cuda_headers_identity(), "" without NVRTC
-  std::string amdgpu;          // clang's and comgr's identities (amdgpu.hpp, comgr.hpp): "clang | comgr"
 };
 CompilerIdentity compiler_identity();
+// For an AMD target, the identity of the compiler that compiles it (toolchain_of: clang's
+// version line and paths, or comgr's version and library), "" when that one is missing.
+// Looked up only when asked: a CUDA-only process never loads comgr or runs clang.
+std::string amd_compiler_identity(const Target& target);
 
 // compiler_identity() on one line, for people (iris-bench prints it).
 std::string compiler_fingerprint();

@@ -92,7 +92,7 @@ void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& op
     co.want_assembly = options.stop_after == Stage::assembly;
     co.want_code_object = options.stop_after == Stage::code_object;
     const bool comgr = toolchain_of(target) == ToolchainKind::comgr;
-    if (std::string why; comgr ? !toolchain::comgr_available(&why) : !toolchain::amdgpu_toolchain_available(&why)) {
+    if (std::string why; comgr ? !toolchain::comgr_available(target.name, &why) : !toolchain::amdgpu_toolchain_available(&why)) {
       diags.emit_unlocated(DiagnosticKind::ToolchainMissing, {target.name, why});
       return finish(r, diags);
     }

@@ -57,7 +57,7 @@ const Target* target_for_gfx_arch(std::string_view arch_name) {
 
 ToolchainKind toolchain_of(const Target& t) {
   if (t.vendor != Vendor::amd) return t.toolchain;
-  const char* pick = std::getenv("IRISC_AMDGPU_COMPILER");
+  const char* pick = secure_getenv("IRISC_AMDGPU_COMPILER");
   if (pick && std::string(pick) == "clang") return ToolchainKind::clang;
   if (pick && std::string(pick) == "comgr") return ToolchainKind::comgr;
   return t.toolchain;

@@ -58,6 +58,8 @@ struct Api {
   Status (*action_info_set_option_list)(ActionInfo, const char**, std::size_t);
   Status (*action_info_set_logging)(ActionInfo, bool);
   Status (*do_action)(int, ActionInfo, DataSet, DataSet);
+  Status (*get_isa_count)(std::size_t*);
+  Status (*get_isa_name)(std::size_t, const char**);
 };
 
 struct Loaded {
@@ -98,6 +100,8 @@ std::string resolve(void* lib, Api& api) {
   sym(api.action_info_set_option_list, "amd_comgr_action_info_set_option_list");
   sym(api.action_info_set_logging, "amd_comgr_action_info_set_logging");
   sym(api.do_action, "amd_comgr_do_action");
+  sym(api.get_isa_count, "amd_comgr_get_isa_count");
+  sym(api.get_isa_name, "amd_comgr_get_isa_name");
   return missing;
 }
 
@@ -192,11 +196,39 @@ class Set {
   bool ok_ = false;
 };
 
+// Whether the loaded comgr compiles for `arch` (its ISA list names "...--<arch>" with or
+// without feature suffixes); if not, *why_not says so.
+bool knows_isa(const Loaded& l, const std::string& arch, std::string* why_not) {
+  std::size_t n = 0;
+  if (l.api.get_isa_count(&n) == kSuccess) {
+    const std::string want = "amdgcn-amd-amdhsa--" + arch;
+    for (std::size_t i = 0; i < n; ++i) {
+      const char* name = nullptr;
+      if (l.api.get_isa_name(i, &name) != kSuccess || !name) continue;
+      const std::string_view isa(name);
+      if (isa == want || (isa.starts_with(want) && isa[want.size()] == ':')) return true;
+    }
+  }
+  if (why_not) {
+    *why_not = l.identity + " does not compile for " + arch +
+               " (a newer ROCm's comgr does; IRISC_AMDGPU_COMPILER=clang uses clang-19 instead)";
+  }
+  return false;
+}
+
+// Diagnostics name the source by its path in comgr's temporary input folder: keep the
+// file name only.
+std::string strip_input_dir(const std::string& log) {
+  static const std::regex input_dir(R"(/[^ :\n]*comgr-[^/ \n]*/input/)");
+  return std::regex_replace(log, input_dir, "");
+}
+
 }  // namespace
 
-bool comgr_available(std::string* why_not) {
+bool comgr_available(const std::string& arch, std::string* why_not) {
   std::string why = loaded().why_not;
-  if (why.empty()) device_library_bitcode("gfx90a", &why);
+  if (why.empty()) knows_isa(loaded(), arch, &why);
+  if (why.empty()) device_library_bitcode(arch, &why);
   if (why_not) *why_not = why;
   return why.empty();
 }
@@ -238,9 +270,14 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
     ~InfoGuard() { api.destroy_action_info(info); }
   } info_guard{api, info};
   const std::string isa = "amdgcn-amd-amdhsa--" + o.arch;
-  api.action_info_set_isa_name(info, isa.c_str());
-  api.action_info_set_language(info, l.numbers.hip);
-  api.action_info_set_logging(info, true);
+  if (!knows_isa(l, o.arch, &why) || api.action_info_set_isa_name(info, isa.c_str()) != kSuccess) {
+    r.log = "cannot compile for " + o.arch + ": " + (why.empty() ? "comgr refused the ISA " + isa : why);
+    return r;
+  }
+  if (api.action_info_set_language(info, l.numbers.hip) != kSuccess || api.action_info_set_logging(info, true) != kSuccess) {
+    r.log = "comgr refused the HIP language or logging (" + l.identity + ")";
+    return r;
+  }
   const auto set_options = [&](const std::vector<std::string>& options) {
     std::vector<const char*> argv;
     for (const std::string& s : options) argv.push_back(s.c_str());
@@ -248,9 +285,9 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
   };
   // A step's log, with the temporary input folder taken out of the diagnostics.
   const auto failed = [&](const Set& out, const char* step, Status s) {
-    static const std::regex input_dir(R"(/[^ :\n]*comgr-[^/ \n]*/input/)");
-    const std::string log = std::regex_replace(out.all(kLog), input_dir, "");
-    r.log = log.find_first_not_of(" \n") == std::string::npos ? std::string(step) + " failed (" + status_text(s) + ")" : log;
+    const std::string log = strip_input_dir(out.all(kLog));
+    if (log.find_first_not_of(" \n") != std::string::npos) r.log = log;
+    else r.log = std::string(step) + (s == kSuccess ? "" : " failed (" + status_text(s) + ")");
     return r;
   };
 
@@ -283,9 +320,14 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
       return failed(s_out, "comgr (bitcode to assembly)", s);
     }
     r.assembly = s_out.all(kSource);  // assembly is source text to comgr
+    if (r.assembly.empty()) return failed(s_out, "comgr gave no assembly", kSuccess);
   }
   if (o.want_code_object) {
     Set rel(api), exe(api);
+    if (!rel.ok() || !exe.ok()) {
+      r.log = "comgr could not create a data set";
+      return r;
+    }
     if (Status s = api.do_action(l.numbers.codegen_bc_to_relocatable, info, bc.handle(), rel.handle()); s != kSuccess) {
       return failed(rel, "comgr (bitcode to a relocatable object)", s);
     }
@@ -295,10 +337,11 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
       return failed(exe, "comgr (the executable code object)", s);
     }
     const std::string bytes = exe.all(kExecutable);
+    if (bytes.empty()) return failed(exe, "comgr gave no code object", kSuccess);
     r.code_object.resize(bytes.size());
     for (std::size_t i = 0; i < bytes.size(); ++i) r.code_object[i] = static_cast<std::byte>(bytes[i]);
   }
-  r.log = log;
+  r.log = strip_input_dir(log);
   r.ok = true;
   return r;
 }

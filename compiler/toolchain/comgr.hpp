@@ -17,9 +17,9 @@
 
 namespace irisc::toolchain {
 
-// Whether comgr and the device libraries can be found; if not and why_not is given,
-// *why_not says what is missing and how to provide it.
-bool comgr_available(std::string* why_not = nullptr);
+// Whether comgr and the device libraries for `arch` can be found; if not and why_not is
+// given, *why_not says what is missing and how to provide it.
+bool comgr_available(const std::string& arch, std::string* why_not = nullptr);
 
 // comgr's identity (its version and library file) for cache keys; "" without it.
 std::string comgr_identity();

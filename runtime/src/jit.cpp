@@ -69,10 +69,10 @@ std::string key_for(std::string_view source, const std::string& name, const iris
     imports += ";" + std::to_string(path.size()) + ":" + path + "=" + std::to_string(text.size()) + ":" + text;
   }
   // The compiler behind the generated source: NVRTC and the CUDA headers, or for AMD
-  // targets clang's and comgr's identities and which of them compiles this target.
+  // targets the one of clang and comgr that compiles this target, and which.
   const irisc::Target* target = irisc::find_target(co.target);
   const bool amd = target && target->vendor == irisc::Vendor::amd;
-  const std::string compiler = amd ? id.amdgpu : id.nvrtc;
+  const std::string compiler = amd ? irisc::amd_compiler_identity(*target) : id.nvrtc;
   const std::string compiler_extra =
       amd ? (irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr ? "comgr" : "clang") : id.cuda_headers;
   return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, compiler, compiler_extra,
@@ -88,7 +88,7 @@ void require_gpu_toolchain(const irisc::CompileOptions& co) {
   std::string why;
   if (target->vendor == irisc::Vendor::amd) {
     const bool comgr = irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr;
-    if (comgr ? !irisc::toolchain::comgr_available(&why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
+    if (comgr ? !irisc::toolchain::comgr_available(co.target, &why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
       throw Error("the JIT compiles .iris for " + co.target + " with " +
                   (comgr ? "ROCm comgr" : "clang and lld") + ", and found none: " + why);
     }

@@ -53,8 +53,10 @@ std::string objdump_tool() {
 // Each function's instructions, operands included, comments and addresses dropped.
 Listing disassemble(const std::string& tool, const std::vector<std::byte>& code_object, std::string* err) {
   Listing out;
-  const fs::path file = fs::temp_directory_path() / ("iris-disasm-" + std::to_string(::getpid()) + ".co");
-  std::FILE* f = std::fopen(file.c_str(), "wb");
+  std::string name = (fs::temp_directory_path() / "iris-disasm-XXXXXX").string();
+  const int fd = ::mkstemp(name.data());
+  const fs::path file = name;
+  std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "wb");
   if (!f || std::fwrite(code_object.data(), 1, code_object.size(), f) != code_object.size()) {
     if (f) std::fclose(f);
     *err = "cannot write " + file.string();
@@ -139,7 +141,10 @@ class AmdgpuDisassembly : public testing::Test {
     o.target = "gfx942";
     o.stop_after = irisc::Stage::code_object;
     irisc::CompileResult r;
-    if (!compile_no_throw(irisc::SourceBuffer(input.filename().string(), read_file(input)), o, &r)) return;
+    if (!compile_no_throw(irisc::SourceBuffer(input.filename().string(), read_file(input)), o, &r)) {
+      error_ = "compiling memory_model.iris for gfx942 threw (see the failure above)";
+      return;
+    }
     if (!r.ok) {
       error_ = "memory_model.iris does not compile for gfx942:\n" + r.rendered_diagnostics + r.toolchain_log;
       return;

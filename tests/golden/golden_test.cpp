@@ -404,7 +404,7 @@ void expect_code_object(const CubinCase& c) {
   const irisc::Target* target = irisc::find_target(c.target);
   ASSERT_NE(target, nullptr);
   const bool comgr = irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr;
-  if (comgr ? !irisc::toolchain::comgr_available(&why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
+  if (comgr ? !irisc::toolchain::comgr_available(c.target, &why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
     GTEST_SKIP() << "AMD toolchain (" << (comgr ? "comgr" : "clang") << ") unavailable: " << why;
   }
   std::string text;

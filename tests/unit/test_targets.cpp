@@ -135,7 +135,7 @@ TEST(Targets, MissingComgrIsToolchainMissing) {
 // temporary folder.
 TEST(Targets, ComgrCompileErrorNamesTheFile) {
   std::string why;
-  if (!irisc::toolchain::comgr_available(&why)) GTEST_SKIP() << "comgr unavailable: " << why;
+  if (!irisc::toolchain::comgr_available("gfx90a", &why)) GTEST_SKIP() << "comgr unavailable: " << why;
   irisc::toolchain::AmdgpuCompileOptions o;
   o.arch = "gfx90a";
   const irisc::toolchain::AmdgpuCompileResult r = irisc::toolchain::compile_hip_comgr(

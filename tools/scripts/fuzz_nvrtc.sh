@@ -10,11 +10,11 @@
 #
 # Builds irisc_fuzz_nvrtc in ${BUILD:-build} (configuring it like build.sh if needed) and
 # runs it on ${JOBS:-2} threads. Findings are written to ${BUILD}/fuzz-nvrtc/nvrtc_<seed>.iris
-# (a comment header holds the class, the NVRTC error and how to reproduce). SEED=S fixes
-# the first seed (default: random, printed); MINIMIZE=1 also minimizes the first program
-# of each class into ${BUILD}/fuzz-nvrtc/min_<class>.iris.
+# (fuzz-nvrtc-$TARGET/ with TARGET; a comment header holds the class, the compiler's
+# error and how to reproduce). SEED=S fixes the first seed (default: random, printed);
+# MINIMIZE=1 also minimizes the first program of each class into min_<class>.iris there.
 # Exit status: the number of findings (at most 100), so 0 when there are none; 101 when
-# the fuzzer could not run (build failure, no NVRTC, usage).
+# the fuzzer could not run (build failure, the target's compiler missing, usage).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 secs=${1:-60}

@@ -82,9 +82,10 @@ struct RuntimeKernelImages {
 };
 
 // Thrown by runtime_module when the backend has no code object of libiris's own kernels
-// (hip, built without the AMD toolchain or for other architectures). The runtime then starts anyway and refuses, naming this, each feature that
-// needs one of them (fill of 8-byte types, fill_arange, fill_random, device_barrier and
-// so the collectives, tracing).
+// (hip, built without the AMD toolchain or for other architectures). The runtime then
+// starts anyway and refuses, naming this, each feature that needs one of them (fill of
+// 8-byte types, fill_arange, fill_random, device_barrier and so the collectives,
+// tracing).
 class MissingRuntimeKernelsError : public Error {
  public:
   using Error::Error;

@@ -65,7 +65,7 @@ inline std::vector<std::pair<std::string, std::span<const std::byte>>> read(std:
     const std::string_view line = text.substr(at, eol - at);
     const std::size_t a = line.find(' '), b = line.rfind(' ');
     std::size_t offset = 0, size = 0;
-    if (a == std::string_view::npos || a == b || !number(line.substr(a + 1, b - a - 1), &offset) ||
+    if (a == std::string_view::npos || a == 0 || a == b || !number(line.substr(a + 1, b - a - 1), &offset) ||
         !number(line.substr(b + 1), &size) || offset > set.size() || size > set.size() - offset) {
       return {};
     }

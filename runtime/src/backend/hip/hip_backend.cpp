@@ -325,6 +325,9 @@ class HipBackend final : public Backend {
   ModuleHandle* runtime_module(const RuntimeKernelImages& images, const std::string& name) override {
     runtime();
     const auto set = amdgpu_images::read(images.amdgpu);
+    if (set.empty() && !images.amdgpu.empty()) {
+      throw MissingRuntimeKernelsError("libiris's AMD code objects of its own kernels are unreadable (a damaged build)");
+    }
     if (set.empty()) {
       throw MissingRuntimeKernelsError(
           "libiris was built without the AMD toolchain (clang-19, lld-19 and rocm-device-libs, or ROCm's clang), so it "
@@ -334,13 +337,14 @@ class HipBackend final : public Backend {
     HIP_CALL(hipGetDevice, &device);
     const std::string arch = device_arch(device);
     const std::string gfx = arch.substr(0, arch.find(':'));
-    std::string built;
+    std::string built, cmake_list;
     for (const auto& [image_arch, bytes] : set) {
       if (image_arch == gfx) return module_load(bytes.data(), name + " (" + gfx + ")");
       built += (built.empty() ? "" : ", ") + image_arch;
+      cmake_list += image_arch + ";";
     }
     throw MissingRuntimeKernelsError("libiris's own kernels were built for " + built + ", not for this GPU's " + gfx +
-                                     ": rebuild with -DIRIS_AMDGPU_KERNEL_ARCHS=\"" + built + ";" + gfx + "\"");
+                                     ": rebuild with -DIRIS_AMDGPU_KERNEL_ARCHS=\"" + cmake_list + gfx + "\"");
   }
 
   void encode_tensor_map(const TensorMapSpec&, TensorMap*) override {

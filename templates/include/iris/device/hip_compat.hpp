@@ -107,7 +107,8 @@ typedef __bf16 bfloat16;
 #else
 // Older clangs (ROCm comgr 2.4's is LLVM 15) have no __bf16 on AMDGPU: the 16 bits, with
 // float arithmetic through the conversions (round to nearest even; NaN stays a quiet
-// NaN), as clang's own type computes.
+// NaN). Other types convert through float, so a double rounds twice, where clang's own
+// __bf16 rounds once.
 struct bfloat16 {
   unsigned short bits;
   bfloat16() = default;
