@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.hpp"
 #include "bootstrap.hpp"
 #include "iris/embedded.hpp"
 #include "iris/iris.hpp"
@@ -54,8 +55,12 @@ inline bool on_host_backend() {
   return b && std::string(b) == "host";
 }
 
-// The hand-written CUDA test kernels are not loaded on the host backend (the module is
-// empty there): tests that use them start with IRIS_REQUIRE_CUDA().
+// The backend the suite's jobs run on, as libiris chooses it (IRIS_BACKEND, else the
+// vendor whose GPU is present).
+inline std::string suite_backend() { return backend::active().name(); }
+
+// The hand-written CUDA test kernels are loaded on the cuda backend only (the module is
+// empty on host and hip): tests that use them start with IRIS_REQUIRE_CUDA().
 inline void run_ranks(int ranks, const std::function<void(Context&, Module&)>& body,
                       std::size_t heap = std::size_t{256} << 20) {
   Options o;
@@ -64,7 +69,7 @@ inline void run_ranks(int ranks, const std::function<void(Context&, Module&)>& b
   o.share_gpus = true;
   const int rc = run(o, [&](Context& ctx) {
     Module m;
-    if (!ctx.on_host()) m = ctx.load_module(embedded::gpu_test_kernels(), "gpu test kernels");
+    if (std::string(ctx.backend()) == "cuda") m = ctx.load_module(embedded::gpu_test_kernels(), "gpu test kernels");
     body(ctx, m);
   });
   EXPECT_EQ(rc, 0) << "a rank failed (see its [iris r/w] error line above)";
@@ -79,10 +84,12 @@ class GpuTest : public ::testing::TestWithParam<int> {
 
 }  // namespace iris::test
 
-// For tests of hand-written CUDA kernels, graphs, TMA or GPU-only lowerings.
+// For tests of hand-written CUDA kernels, graphs, TMA or NVIDIA-only lowerings.
 #define IRIS_REQUIRE_CUDA()                                                                             \
   do {                                                                                                 \
-    if (::iris::test::on_host_backend()) GTEST_SKIP() << "needs the CUDA backend (IRIS_BACKEND=host)"; \
+    if (::iris::test::suite_backend() != "cuda") {                                                     \
+      GTEST_SKIP() << "needs the CUDA backend (this suite runs on " << ::iris::test::suite_backend() << ")"; \
+    }                                                                                                  \
   } while (0)
 
 #define IRIS_GPU_SUITE(Suite) \
