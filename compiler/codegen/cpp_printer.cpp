@@ -104,6 +104,9 @@ std::string CppPrinter::cast(ScalarType to, ScalarType from, const std::string& 
   const bool from_half = from == ScalarType::f16 || from == ScalarType::bf16;
   const bool to_half = to == ScalarType::f16 || to == ScalarType::bf16;
   if (from_half && to_half) return std::string(type_name(to)) + "((float)" + a + ")";
+  if (to_half && from == ScalarType::boolean && bool_to_half_as_select()) {
+    return std::string(type_name(to)) + "((" + a + ") ? 1.0f : 0.0f)";
+  }
   if (to_half) return std::string(type_name(to)) + "((float)(" + a + "))";
   if (from_half) return "(" + std::string(type_name(to)) + ")(float)" + a;
   return "(" + std::string(type_name(to)) + ")(" + a + ")";

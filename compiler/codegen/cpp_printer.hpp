@@ -26,6 +26,10 @@ class CppPrinter {
   virtual const char* type_name(ScalarType t) const = 0;
   // An f32 given by its IEEE bits (inf, NaN, subnormals).
   virtual std::string float_from_bits(std::uint32_t bits) const = 0;
+  // Whether a bool becomes a 16-bit float as a select of 1 and 0 rather than through
+  // (float): LLVM folds the latter into an i1 -> bf16 conversion that its AMDGPU backend
+  // cannot select (LLVM 19).
+  virtual bool bool_to_half_as_select() const { return false; }
 
   void line(int depth, const std::string& s);
   std::string fresh(const char* prefix);

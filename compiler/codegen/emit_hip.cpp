@@ -23,6 +23,7 @@ class HipKernelPrinter final : public GpuKernelPrinter {
   const char* type_name(ScalarType t) const override {
     return gpu_scalar_type_name(t, "_Float16", "iris::device::bfloat16");
   }
+  bool bool_to_half_as_select() const override { return true; }
   std::string float_from_bits(std::uint32_t bits) const override {
     char buf[64];
     std::snprintf(buf, sizeof buf, "__builtin_bit_cast(float, 0x%08xu)", bits);

@@ -197,7 +197,10 @@ std::vector<std::string> device_library_bitcode(const std::string& arch, std::st
 std::vector<std::string> hip_bitcode_flags(const AmdgpuCompileOptions& o, std::string* why_not) {
   const std::vector<std::string> libs = device_library_bitcode(o.arch, why_not);
   if (libs.empty()) return {};
-  std::vector<std::string> flags = {"-O" + std::to_string(o.opt_level), "-std=c++20", "-nogpuinc"};
+  // No loop vectorizer: the device library vectorizes its accesses itself, and LLVM 19's
+  // AMDGPU backend crashes ("SI Fix SGPR copies") on the <N x i1> masks it makes of a
+  // tile's per-slot bounds checks.
+  std::vector<std::string> flags = {"-O" + std::to_string(o.opt_level), "-std=c++20", "-nogpuinc", "-fno-vectorize"};
   for (const std::string& d : o.include_dirs) flags.insert(flags.end(), {"-I", d});
   if (o.line_info) flags.push_back("-gline-tables-only");
   for (const std::string& lib : libs) flags.insert(flags.end(), {"-Xclang", "-mlink-builtin-bitcode", "-Xclang", lib});
@@ -257,7 +260,9 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
     return r;
   };
   if (run(front, log) != 0) return failed("clang (HIP to bitcode)");
-  const std::vector<std::string> target = {t.clang, "-target", "amdgcn-amd-amdhsa", "-mcpu=" + o.arch, "-nogpulib", opt};
+  // The backend steps optimize the bitcode again: no loop vectorizer there either.
+  const std::vector<std::string> target = {t.clang,    "-target", "amdgcn-amd-amdhsa", "-mcpu=" + o.arch,
+                                           "-nogpulib", opt,      "-fno-vectorize"};
   if (o.want_assembly) {
     std::vector<std::string> a = target;
     a.insert(a.end(), {"-S", bc.string(), "-o", asm_file.string()});

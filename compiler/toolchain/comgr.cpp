@@ -313,7 +313,7 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
   std::string log = bc.all(kLog);
 
   // 2. Bitcode -> assembly and relocatable; 3. -> the executable code object.
-  set_options({"-O" + std::to_string(o.opt_level), "-mcode-object-version=5"});
+  set_options({"-O" + std::to_string(o.opt_level), "-fno-vectorize", "-mcode-object-version=5"});
   if (o.want_assembly) {
     Set s_out(api);
     if (Status s = api.do_action(l.numbers.codegen_bc_to_assembly, info, bc.handle(), s_out.handle()); s != kSuccess) {

@@ -2,6 +2,8 @@
 // repros and fuzzer regressions: irisc must report diagnostics, never crash.
 #include "golden_support.hpp"
 
+#include "compiler/toolchain/amdgpu.hpp"
+
 using namespace golden;
 
 namespace {
@@ -232,10 +234,12 @@ TEST(KnownBugs, CliDefineBeforeTheInputFile) {
 
 
 // Inputs the fuzzer once found crashing (or miscompiling): each must now compile to PTX
-// or stop with user diagnostics -- never with a compiler-bug diagnostic.
+// (amdgpu_*: to a gfx942 code object) or stop with user diagnostics -- never with a
+// compiler-bug diagnostic.
 TEST(FuzzRegressions, EveryInputCompilesOrIsRejectedCleanly) {
   std::string why;
   const bool have_nvrtc = irisc::toolchain::nvrtc_available(&why);
+  const bool have_amdgpu = irisc::toolchain::amdgpu_toolchain_available(&why);
   int seen = 0;
   for (const auto& e : fs::directory_iterator(kSourceDir / "tests/fuzz/regressions")) {
     if (e.path().extension() != ".iris") continue;
@@ -246,6 +250,10 @@ TEST(FuzzRegressions, EveryInputCompilesOrIsRejectedCleanly) {
     irisc::SourceBuffer src(e.path().filename().string(), os.str());
     irisc::CompileOptions o;
     o.stop_after = have_nvrtc ? irisc::Stage::assembly : irisc::Stage::source;
+    if (e.path().filename().string().starts_with("amdgpu_")) {
+      o.target = "gfx942";
+      o.stop_after = have_amdgpu ? irisc::Stage::code_object : irisc::Stage::source;
+    }
     const irisc::CompileResult r = irisc::compile(src, o);
     for (const irisc::Diagnostic& d : r.diagnostics) {
       EXPECT_NE(d.kind, irisc::DiagnosticKind::ToolchainFailed) << e.path() << ":\n" << r.rendered_diagnostics;
