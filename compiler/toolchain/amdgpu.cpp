@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "compiler/toolchain/device_headers.hpp"
+#include "compiler/toolchain/process_env.hpp"
 
 extern char** environ;
 
@@ -28,22 +29,6 @@ struct Tools {
   std::string why_not;  // empty when all were found
   std::string clang_version;
 };
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-bool executable(const fs::path& p) { return !p.empty() && ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); }
-
-std::string on_path(const std::string& name) {
-  std::stringstream dirs(env("PATH"));
-  std::string d;
-  while (std::getline(dirs, d, ':')) {
-    if (!d.empty() && executable(fs::path(d) / name)) return (fs::path(d) / name).string();
-  }
-  return "";
-}
 
 // Runs argv with stdout and stderr into `log_file`; the exit status, or -1 when it
 // could not start.
@@ -276,9 +261,7 @@ AmdgpuCompileResult compile_hip(std::string_view source, std::string_view name, 
     if (run({t.lld, "-m", "elf64_amdgpu", "--no-undefined", "-shared", obj.string(), "-o", co.string()}, log) != 0) {
       return failed("ld.lld (the executable code object)");
     }
-    const std::string bytes = read_text(co);
-    r.code_object.resize(bytes.size());
-    for (std::size_t i = 0; i < bytes.size(); ++i) r.code_object[i] = static_cast<std::byte>(bytes[i]);
+    r.code_object = to_bytes(read_text(co));
   }
   r.log = read_text(log);
   r.ok = true;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/toolchain/device_headers.hpp"
+#include "compiler/toolchain/process_env.hpp"
 
 namespace irisc::toolchain {
 namespace {
@@ -68,11 +69,6 @@ struct Loaded {
   std::string identity;  // "comgr 2.4; <library>"
   std::string why_not;   // empty when usable
 };
-
-std::string env(const char* name) {
-  const char* value = secure_getenv(name);
-  return value ? std::string(value) : std::string();
-}
 
 // Fills `api` from `lib`; the first missing entry point, or "".
 std::string resolve(void* lib, Api& api) {
@@ -338,8 +334,7 @@ AmdgpuCompileResult compile_hip_comgr(std::string_view source, std::string_view 
     }
     const std::string bytes = exe.all(kExecutable);
     if (bytes.empty()) return failed(exe, "comgr gave no code object", kSuccess);
-    r.code_object.resize(bytes.size());
-    for (std::size_t i = 0; i < bytes.size(); ++i) r.code_object[i] = static_cast<std::byte>(bytes[i]);
+    r.code_object = to_bytes(bytes);
   }
   r.log = strip_input_dir(log);
   r.ok = true;

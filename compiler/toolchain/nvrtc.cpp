@@ -15,6 +15,7 @@
 #include <system_error>
 
 #include "compiler/toolchain/device_headers.hpp"
+#include "compiler/toolchain/process_env.hpp"
 
 namespace irisc::toolchain {
 namespace {
@@ -35,13 +36,6 @@ struct Loaded {
   std::string identity;      // see nvrtc_identity()
   std::string cuda_headers_identity;
 };
-
-// secure_getenv: under setuid/setgid the caller's environment must not pick the
-// library this process loads (it reads as unset there).
-std::string env(const char* name) {
-  const char* value = secure_getenv(name);
-  return value ? std::string(value) : std::string();
-}
 
 std::vector<std::string> library_candidates() {
   if (std::string path = env("IRISC_NVRTC_PATH"); !path.empty()) return {path};

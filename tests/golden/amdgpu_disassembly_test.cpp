@@ -28,6 +28,7 @@
 #include "compiler/driver/compile.hpp"
 #include "compiler/source/source_buffer.hpp"
 #include "compiler/toolchain/amdgpu.hpp"
+#include "compiler/toolchain/process_env.hpp"
 #include "golden_support.hpp"
 
 namespace {
@@ -36,17 +37,11 @@ using namespace golden;
 
 using Listing = std::map<std::string, std::vector<std::string>>;  // symbol -> instructions
 
-bool executable(const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); }
-
 // $IRISC_LLVM_OBJDUMP, else llvm-objdump-19 on PATH, else LLVM 19's own folder.
 std::string objdump_tool() {
-  if (const char* e = std::getenv("IRISC_LLVM_OBJDUMP"); e && *e) return e;
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    for (std::string d; std::getline(dirs, d, ':');) {
-      if (!d.empty() && executable(fs::path(d) / "llvm-objdump-19")) return (fs::path(d) / "llvm-objdump-19").string();
-    }
-  }
+  using namespace irisc::toolchain;
+  if (std::string e = env("IRISC_LLVM_OBJDUMP"); !e.empty()) return e;
+  if (std::string found = on_path("llvm-objdump-19"); !found.empty()) return found;
   return executable("/usr/lib/llvm-19/bin/llvm-objdump") ? "/usr/lib/llvm-19/bin/llvm-objdump" : "";
 }
 
