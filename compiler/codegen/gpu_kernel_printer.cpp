@@ -545,6 +545,12 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       line(depth, "}");
       return;
     }
+    case StmtKind::Fence:
+      // Every thread's earlier writes come before the barrier; each thread's fence then
+      // orders them (and its own) before whatever any thread writes after it.
+      line(depth, sync() + ";");
+      line(depth, std::string("iris::device::fence<") + scope_name(s.scope) + ">();");
+      return;
     case StmtKind::Wait: {
       const std::string x = scalar(*s.value, depth);
       const std::string p = view_ptr_local(s.view, depth);

@@ -2,6 +2,7 @@
 #include "compiler/passes/choose_launch.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -26,13 +27,23 @@ void decide(Kernel& k) {
   forget_gemm(k);
   std::set<std::int64_t> sizes;
   std::set<std::pair<std::int64_t, std::int64_t>> sizes2;
+  // The narrowest tensor element moved through a 1-D view of each tile size: its tiles'
+  // accesses are 16 bytes of it (8 bf16 or f16 per thread and access, not 4).
+  std::map<std::int64_t, int> narrowest;
   auto note_type = [&](const Type& t) {
     if (t.is_tile() && t.rows) sizes2.insert({t.rows, t.size});
     else if (t.is_tile()) sizes.insert(t.size);
   };
   auto note_view = [&](const View& v) {
     if (v.rows && v.size) sizes2.insert({v.rows, v.size});
-    else if (v.size && v.slice_dim < 0) sizes.insert(v.size);
+    else if (v.size && v.slice_dim < 0) {
+      sizes.insert(v.size);
+      if (v.param >= 0 && v.param < static_cast<int>(k.params.size())) {
+        const int bytes = byte_size(k.params[static_cast<std::size_t>(v.param)].elem);
+        auto [it, fresh] = narrowest.emplace(v.size, bytes);
+        if (!fresh) it->second = std::min(it->second, bytes);
+      }
+    }
   };
   bool tile_atomics = false, loops = false, persistent = false;
   walk(
@@ -58,7 +69,10 @@ void decide(Kernel& k) {
   k.block_threads = threads;
   k.layouts.clear();
   for (std::int64_t s : sizes) {
-    const int vec = tile_atomics ? 1 : static_cast<int>(std::min<std::int64_t>(4, std::max<std::int64_t>(1, s / threads)));
+    auto it = narrowest.find(s);
+    const std::int64_t widest = it != narrowest.end() && it->second < 4 ? 16 / it->second : 4;
+    const int vec =
+        tile_atomics ? 1 : static_cast<int>(std::min<std::int64_t>(widest, std::max<std::int64_t>(1, s / threads)));
     k.layouts.push_back({0, s, vec});
   }
   for (auto [r, c] : sizes2) k.layouts.push_back({r, c, 1});

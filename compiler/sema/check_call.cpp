@@ -161,6 +161,17 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     stmts->push_back(std::move(s));
     return nullptr;
   }
+  if (fn == "fence") {
+    if (!check_named(e, {"scope"}) || !want_args(0)) return no_value();
+    auto s = std::make_unique<Stmt>();
+    s->kind = StmtKind::Fence;
+    s->range = e.range;
+    s->order = Order::acq_rel;
+    s->scope = scope_arg(e, Scope::system);
+    if (!as_statement) return no_value();
+    stmts->push_back(std::move(s));
+    return nullptr;
+  }
   if (fn == "wait") {
     if (!check_named(e, {"order", "scope", "from"}) || !want_args(1)) return no_value();
     if (const ast::Expr* f = named(e, "from")) {

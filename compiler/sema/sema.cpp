@@ -342,7 +342,7 @@ namespace {
 
 // Names a function cannot take: the built-in functions and iterators.
 bool builtin_function(const std::string& name) {
-  static const char* names[] = {"load", "store", "put", "get", "signal", "wait", "fill", "zeros", "ones",
+  static const char* names[] = {"load", "store", "put", "get", "signal", "wait", "fence", "fill", "zeros", "ones",
                                 "index", "start", "extent", "sum", "max", "min", "matmul", "abs", "sqrt",
                                 "exp", "log", "atomic_add", "atomic_sub", "atomic_and", "atomic_or",
                                 "atomic_xor", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas",

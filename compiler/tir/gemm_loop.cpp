@@ -99,6 +99,7 @@ class EpilogueCheck {
       case StmtKind::Assign:
       case StmtKind::Store:
       case StmtKind::Signal:
+      case StmtKind::Fence:
       case StmtKind::Eval:
       case StmtKind::ForRanks:
       case StmtKind::ForRange:

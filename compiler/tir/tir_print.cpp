@@ -132,6 +132,7 @@ class Printer {
         line(d, std::string("wait<") + name(s.order) + ", " + name(s.scope) + "> " + view(s.view) + " " + name(s.cmp) +
                     " " + value(s.value));
         break;
+      case StmtKind::Fence: line(d, std::string("fence<") + name(s.order) + ", " + name(s.scope) + ">"); break;
       case StmtKind::Eval: line(d, "eval " + value(s.value)); break;
       case StmtKind::ForBlocks:
         line(d, "for " + var(s.var) + " in blocks(" + value(s.hi) + ", " + std::to_string(s.step) + ")" +

@@ -319,6 +319,10 @@ class Reader : private detail::Scanner {
       s->view = view();
       s->cmp = enum_word<Cmp>("comparison");
       s->value = value();
+    } else if (eat_word("fence")) {
+      s->kind = StmtKind::Fence;
+      semantics(&s->order, &s->scope);
+      expect(">");
     } else if (eat_word("eval")) {
       s->kind = StmtKind::Eval;
       s->value = value();

@@ -329,6 +329,9 @@ class Verifier {
         view(s.view, name(s.kind));
         if (s.view.size || s.view.rows) fail(std::string(name(s.kind)) + " on more than one element");
         break;
+      case StmtKind::Fence:
+        if (s.order != Order::acq_rel) fail(std::string("a fence with order ") + name(s.order) + " (fences are acq_rel)");
+        break;
       case StmtKind::Eval: need(s.value, "a value"); break;
       case StmtKind::ForBlocks:
         need(s.hi, "a bound");

@@ -3,6 +3,9 @@
 // allocated on the heap once per context (library.hpp).
 #include "iris/ccl.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include "backend/backend.hpp"
 #include "library.hpp"
 
@@ -24,6 +27,8 @@ const char* name(Algorithm a) {
     case Algorithm::two_shot: return "two_shot";
     case Algorithm::atomic: return "atomic";
     case Algorithm::ring: return "ring";
+    case Algorithm::one_shot_push: return "one_shot_push";
+    case Algorithm::two_shot_push: return "two_shot_push";
   }
   return "?";
 }
@@ -48,6 +53,79 @@ const void* staged_input(Context& ctx, const void* src, std::size_t bytes, Strea
   void* copy = library::scratch(ctx, "ccl.input", bytes);
   backend::active().copy_device_async(copy, src, bytes, s);
   return copy;
+}
+
+// The blocks of the paired-program kernels: 4 KiB, one 16-byte access per thread.
+constexpr std::size_t kBlockBytes = 4096;
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+// A kernel whose program p meets only program p of the other ranks (common.iris's tell
+// and hear), so that P is the same on every rank: the power of two at or above the
+// blocks each program walks, at most 2 per SM (fewer where ranks share a GPU, so that a
+// rank's spinning programs leave room for the others'). One allocation holds its P
+// epoch counters, then its flags: kPairedPoints points of P world each.
+constexpr std::size_t kPairedPoints = 3;
+
+struct Paired {
+  Instance* in = nullptr;
+  std::size_t B = 0;  // elements per block
+  std::size_t P = 0;  // programs
+  std::uint64_t* counters = nullptr;
+  Arg state() const { return Arg::device_buffer(counters, DType::u64, Shape{static_cast<std::int64_t>(P)}, P * 8); }
+  Arg flags(Context& ctx) const {
+    return buffer(counters + P, DType::u64,
+                  {static_cast<std::int64_t>(kPairedPoints * P * static_cast<std::size_t>(ctx.world()))});
+  }
+};
+
+// `work`: a function of B giving how many blocks the busiest rank's programs walk.
+template <class Work>
+Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, Work work) {
+  Paired pk;
+  pk.B = kBlockBytes / dtype_size(dt);
+  const std::size_t blocks = work(pk.B);
+  const int share = library::max_share(ctx);
+  const std::size_t most = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
+  pk.P = 1;
+  while (pk.P < blocks && pk.P < most) pk.P *= 2;
+  pk.P = std::min(pk.P, most);
+  auto defines = type_defines(dt, reduces);
+  defines["B"] = static_cast<std::int64_t>(pk.B);
+  defines["P"] = static_cast<std::int64_t>(pk.P);
+  pk.in = &instance(ctx, file, kernel, defines);
+  const std::size_t W = static_cast<std::size_t>(ctx.world());
+  pk.counters = static_cast<std::uint64_t*>(library::tile_flags(ctx, *pk.in, pk.P + kPairedPoints * pk.P * W));
+  return pk;
+}
+
+// The scratch of one paired kernel's instance: no other instance writes it, so its
+// epochs alone say when a peer may write it again.
+void* paired_scratch(Context& ctx, const char* kernel, DType dt, const Paired& pk, std::size_t bytes) {
+  return library::scratch(ctx, std::string(kernel) + "." + std::string(dtype_name(dt)) + ".P" + std::to_string(pk.P),
+                          bytes);
+}
+
+// all_reduce by pushing (dsl/ccl/all_reduce_push.iris).
+void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, bool one,
+                     Stream s) {
+  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
+  const char* kernel = one ? "all_reduce_one_shot_push" : "all_reduce_two_shot_push";
+  const Paired pk = paired(ctx, "ccl/all_reduce_push.iris", kernel, dt, true, [&](std::size_t B) {
+    return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W);
+  });
+  // One shot: two halves of world rows of n. Two shot: world rows of one owner's
+  // packed blocks.
+  const std::size_t rows = one ? 2 * W : W;
+  const std::size_t row = one ? n : ceil_div(ceil_div(n, pk.B), pk.P * W) * pk.P * pk.B;
+  void* scratch = paired_scratch(ctx, kernel, dt, pk, rows * row * es);
+  const std::int64_t len = static_cast<std::int64_t>(n);
+  pk.in->program.launch(pk.in->kernel,
+                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
+                         static_cast<std::int64_t>(op),
+                         buffer(scratch, dt, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(row)}),
+                         pk.state(), pk.flags(ctx)},
+                        s);
 }
 
 }  // namespace
@@ -89,6 +167,10 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }
+  if (a == Algorithm::one_shot_push || a == Algorithm::two_shot_push) {
+    all_reduce_push(ctx, dt, src, dst, n, o.op, a == Algorithm::one_shot_push, s);
+    return;
+  }
   const bool one = a == Algorithm::one_shot;
   const char* kernel = one ? "all_reduce_one_shot" : a == Algorithm::ring ? "all_reduce_ring" : "all_reduce_two_shot";
   Instance& in = instance(ctx, "ccl/all_reduce.iris", kernel, type_defines(dt, true));
@@ -103,31 +185,38 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
 void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   require_on_heap(ctx, "all_gather", dst);
-  Instance& in = instance(ctx, "ccl/all_gather.iris", "all_gather", type_defines(dt, false));
+  const Paired pk = paired(ctx, "ccl/all_gather.iris", "all_gather", dt, false, [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n);
-  in.program.launch(in.kernel,
-                    {buffer(src, dt, {len}), buffer(dst, dt, {len * ctx.world()}), state_arg(in), sync_arg(ctx, in)},
-                    stream_of(ctx, o));
+  pk.in->program.launch(pk.in->kernel,
+                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
+                         buffer(dst, dt, {len * ctx.world()}), pk.state(), pk.flags(ctx)},
+                        stream_of(ctx, o));
 }
 
 void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
-  require_on_heap(ctx, "reduce_scatter", src);
-  Instance& in = instance(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", type_defines(dt, true));
-  const std::int64_t len = static_cast<std::int64_t>(n);
-  in.program.launch(in.kernel,
-                    {buffer(src, dt, {len * ctx.world()}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op),
-                     state_arg(in), sync_arg(ctx, in)},
-                    stream_of(ctx, o));
+  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
+  const Paired pk =
+      paired(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", dt, true, [&](std::size_t B) { return ceil_div(n, B); });
+  void* scratch = paired_scratch(ctx, "reduce_scatter", dt, pk, W * n * es);
+  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  pk.in->program.launch(pk.in->kernel,
+                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
+                         Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
+                         buffer(scratch, dt, {w, len}), pk.state(), pk.flags(ctx)},
+                        stream_of(ctx, o));
 }
 
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   require_on_heap(ctx, "all_to_all", dst);
-  Instance& in = instance(ctx, "ccl/all_to_all.iris", "all_to_all", type_defines(dt, false));
+  const Paired pk = paired(ctx, "ccl/all_to_all.iris", "all_to_all", dt, false, [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
-  in.program.launch(in.kernel, {buffer(src, dt, {w, len}), buffer(dst, dt, {w, len}), state_arg(in), sync_arg(ctx, in)},
-                    stream_of(ctx, o));
+  pk.in->program.launch(pk.in->kernel,
+                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len},
+                                            n * static_cast<std::size_t>(w) * dtype_size(dt)),
+                         buffer(dst, dt, {w, len}), pk.state(), pk.flags(ctx)},
+                        stream_of(ctx, o));
 }
 
 void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const Options& o) {
@@ -137,10 +226,12 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   }
   if (n == 0) return;
   require_on_heap(ctx, "broadcast", x);
-  Instance& in = instance(ctx, "ccl/broadcast.iris", "broadcast", type_defines(dt, false));
+  const std::size_t others = static_cast<std::size_t>(std::max(1, ctx.world() - 1));
+  const Paired pk = paired(ctx, "ccl/broadcast.iris", "broadcast", dt, false,
+                           [&](std::size_t B) { return ceil_div(ceil_div(n, B), others); });
   const std::int64_t len = static_cast<std::int64_t>(n);
-  in.program.launch(in.kernel, {buffer(x, dt, {len}), std::int64_t{root}, state_arg(in), sync_arg(ctx, in)},
-                    stream_of(ctx, o));
+  pk.in->program.launch(pk.in->kernel, {buffer(x, dt, {len}), std::int64_t{root}, pk.state(), pk.flags(ctx)},
+                        stream_of(ctx, o));
 }
 
 }  // namespace detail

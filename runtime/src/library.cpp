@@ -1,5 +1,6 @@
 #include "library.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string_view>
 
@@ -23,6 +24,7 @@ struct Scratch {
 struct State {
   Context* ctx = nullptr;
   int share = 1;
+  int max_share = 1;
   std::map<std::string, std::unique_ptr<Instance>> instances;
   std::map<std::string, Scratch> scratch;
   StreamHandle* side = nullptr;
@@ -43,6 +45,7 @@ State& state(Context& ctx) {
     const std::vector<int> devices = ctx.all_gather(ctx.device());
     s->share = 0;
     for (int d : devices) s->share += d == ctx.device();
+    for (int d : devices) s->max_share = std::max<int>(s->max_share, static_cast<int>(std::count(devices.begin(), devices.end(), d)));
     return s;
   });
   return *static_cast<State*>(p.get());
@@ -59,6 +62,7 @@ void* zeroed_heap(Context& ctx, std::size_t bytes) {
 }  // namespace
 
 int share(Context& ctx) { return state(ctx).share; }
+int max_share(Context& ctx) { return state(ctx).max_share; }
 
 Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
                    std::map<std::string, std::int64_t> defines, const std::string& target) {

@@ -32,6 +32,8 @@ struct Instance {
 
 // Ranks of this job on this rank's GPU.
 int share(Context& ctx);
+// The most ranks of this job on any one GPU (the same on every rank).
+int max_share(Context& ctx);
 // The kernel `kernel` of dsl/<file> for these defines (SHARE is added), compiled for
 // `target` ("": the GPU's own, jit_target_for) and set up on first use.
 Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,

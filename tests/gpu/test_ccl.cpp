@@ -76,7 +76,8 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
                                                              : std::vector<std::size_t>{1, 1000, 1 << 20, (1 << 20) + 77};
     for (std::size_t n : sizes) {
       for (bool in_place : {false, true}) {
-        for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring}) {
+        for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
+                          ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push}) {
           for (auto op : {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min}) {
             all_reduce_case<float>(ctx, algo, op, n, in_place);
             all_reduce_case<bfloat16>(ctx, algo, op, n, in_place);
@@ -108,9 +109,10 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
     auto y = ctx.empty<float>(n);
     for (int call = 0; call < 100; ++call) {
       fill(x, ctx, call);
-      constexpr ccl::Algorithm kEvery[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
-                                           ccl::Algorithm::atomic};
-      const ccl::Algorithm algo = kEvery[call % 4];
+      constexpr ccl::Algorithm kEvery[] = {ccl::Algorithm::one_shot,      ccl::Algorithm::two_shot,
+                                           ccl::Algorithm::ring,          ccl::Algorithm::atomic,
+                                           ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push};
+      const ccl::Algorithm algo = kEvery[call % 6];
       ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});
       ctx.synchronize();
       expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
@@ -169,7 +171,8 @@ TEST_P(Collectives, GraphReplaysWithoutAReset) {
   IRIS_REQUIRE_CUDA();
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const std::size_t n = 4099;
-    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic}) {
+    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic,
+                      ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push}) {
       auto x = ctx.empty<float>(n);
       auto y = ctx.empty<float>(n);
       fill(x, ctx, 0);
@@ -239,7 +242,9 @@ TEST_P(Collectives, TwoHundredFiftySixMiB) {
     const int w = ctx.world();
     const auto uw = static_cast<std::size_t>(w);
     const std::size_t n = (std::size_t{256} << 20) / sizeof(float);
-    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic}) {
+    // (one_shot_push is for small sizes: its scratch holds 2 world inputs.)
+    for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic,
+                      ccl::Algorithm::two_shot_push}) {
       all_reduce_case<float>(ctx, algo, ccl::ReduceOp::sum, n, algo == ccl::Algorithm::ring);
     }
     const std::size_t part = n / uw;

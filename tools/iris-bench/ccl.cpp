@@ -30,11 +30,16 @@ namespace {
 // The all_reduce algorithms timed one by one (automatic is timed too, after them, with
 // the one it picked shown). A new ccl::Algorithm is added here.
 constexpr ccl::Algorithm kAllReduceAlgorithms[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
+                                                   ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
                                                    ccl::Algorithm::atomic};
 constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                                        Collective::all_to_all, Collective::broadcast};
 constexpr DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::u32, DType::u64};
 constexpr ccl::ReduceOp kReduceOps[] = {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min};
+
+// The largest all_reduce one_shot_push is timed at: its scratch is 2 world times the
+// size, and automatic picks it far below.
+constexpr std::size_t kOneShotPushMost = std::size_t{16} << 20;
 
 bool reduces(Collective c) { return c == Collective::all_reduce || c == Collective::reduce_scatter; }
 
@@ -91,6 +96,7 @@ struct Measurement {
   bool ran = false;
   std::string why_not;    // when it did not run
   double us = 0;          // per call, the slowest rank's
+  double graph_us = 0;    // the same batch replayed from a CUDA graph (--graph), else 0
   std::size_t wrong = 0;  // elements, summed over ranks
 };
 
@@ -126,6 +132,10 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
                   : "iris::ccl::all_to_all is out of place only (peers write what it reads)";
   }
   if (c.collective == Collective::broadcast && !in_place && !v.nccl) return "iris::ccl::broadcast is in place only";
+  if (!v.nccl && c.collective == Collective::all_reduce && v.algorithm == ccl::Algorithm::one_shot_push &&
+      c.n * dtype_size(c.dtype) > kOneShotPushMost) {
+    return "one_shot_push is timed up to 16 MiB (its scratch holds 2 world inputs)";
+  }
   if (!v.nccl && c.collective == Collective::all_reduce) {
     try {
       ccl::choose_all_reduce(v.algorithm, c.n * dtype_size(c.dtype), c.world, c.dtype, c.op);
@@ -201,16 +211,48 @@ std::vector<std::size_t> sweep(const CclBenchOptions& o) {
 }
 
 // The table's layout: nccl-tests' columns, then the variant.
-void print_block_header(const std::string& block) {
+void print_block_header(const std::string& block, bool graph) {
   std::printf("#\n# %s\n", block.c_str());
-  std::printf("#%70s%33s\n", "out-of-place", "in-place");
-  std::printf("#%11s %13s %6s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s  %s\n", "size", "count", "type", "redop", "root",
-              "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "variant");
-  std::printf("#%11s %13s %6s %6s %6s %9s %8s %8s %6s %9s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
-              "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
+  if (!graph) {
+    std::printf("#%70s%33s\n", "out-of-place", "in-place");
+    std::printf("#%11s %13s %6s %6s %6s %9s %8s %8s %6s %9s %8s %8s %6s  %s\n", "size", "count", "type", "redop", "root",
+                "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "variant");
+    std::printf("#%11s %13s %6s %6s %6s %9s %8s %8s %6s %9s %8s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
+                "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)");
+    return;
+  }
+  // Eager, then graph: time and bus bandwidth of each.
+  std::printf("#%88s%51s\n", "out-of-place", "in-place");
+  std::printf("#%11s %13s %6s %6s %6s %9s %8s %9s %8s %6s %9s %8s %9s %8s %6s  %s\n", "size", "count", "type", "redop",
+              "root", "time", "busbw", "graph", "busbw", "#wrong", "time", "busbw", "graph", "busbw", "#wrong",
+              "variant");
+  std::printf("#%11s %13s %6s %6s %6s %9s %8s %9s %8s %6s %9s %8s %9s %8s\n", "(B)", "(elements)", "", "", "", "(us)",
+              "(GB/s)", "(us)", "(GB/s)", "", "(us)", "(GB/s)", "(us)", "(GB/s)");
+}
+
+double busbw(const Row& r, double us, int world) {
+  return static_cast<double>(r.bytes) / (us * 1e-6) / 1e9 * bus_factor(r.variant.collective, world);
+}
+
+void print_graph_row(const Row& r, int world) {
+  std::printf("%12zu %13zu %6s %6s %6d", r.bytes, r.count, std::string(dtype_name(r.dtype)).c_str(), r.redop.c_str(),
+              r.root);
+  for (const Measurement& m : r.place) {
+    if (!m.ran) {
+      std::printf(" %9s %8s %9s %8s %6s", "n/a", "", "", "", "");
+      continue;
+    }
+    std::printf(m.us < 1e5 ? " %9.2f" : " %9.0f", m.us);
+    std::printf(" %8.2f", busbw(r, m.us, world));
+    std::printf(m.graph_us < 1e5 ? " %9.2f" : " %9.0f", m.graph_us);
+    std::printf(" %8.2f %6zu", busbw(r, m.graph_us, world), m.wrong);
+  }
+  std::printf("  %s%s\n", r.variant.label().c_str(), r.picked.empty() ? "" : (" -> " + r.picked).c_str());
+  std::fflush(stdout);
 }
 
 void print_row(const Row& r, int world) {
+  if (r.place[0].graph_us > 0 || r.place[1].graph_us > 0) return print_graph_row(r, world);
   std::printf("%12zu %13zu %6s %6s %6d", r.bytes, r.count, std::string(dtype_name(r.dtype)).c_str(), r.redop.c_str(),
               r.root);
   for (const Measurement& m : r.place) {
@@ -268,19 +310,49 @@ void print_against_nccl(const std::vector<Row>& rows, const std::string& block) 
                 iris->variant.label().c_str(), iris->place[pl].us, nccl->place[pl].us,
                 nccl->place[pl].us / iris->place[pl].us);
   }
+  // In a graph: the fastest iris variant there (it may be another one).
+  std::map<std::size_t, std::pair<const Row*, const Row*>> graph_best;
+  for (const Row& r : rows) {
+    if (r.block != block || !r.place[pl].ran || !(r.place[pl].graph_us > 0)) continue;
+    auto& [iris, nccl] = graph_best[r.bytes];
+    if (r.variant.nccl) nccl = &r;
+    else if (!iris || r.place[pl].graph_us < iris->place[pl].graph_us) iris = &r;
+  }
+  header = false;
+  for (const auto& [bytes, pair] : graph_best) {
+    const auto [iris, nccl] = pair;
+    if (!iris || !nccl) continue;
+    if (!header) {
+      std::printf("# %s against NCCL in a CUDA graph (%s): size, fastest iris variant, its time, NCCL's, NCCL time / "
+                  "iris time\n",
+                  block.c_str(), pl ? "in place" : "out of place");
+      header = true;
+    }
+    std::printf("#   %10s  %-22s %9.2f us %9.2f us  %5.2fx\n", format_bytes(bytes).c_str(),
+                iris->variant.label().c_str(), iris->place[pl].graph_us, nccl->place[pl].graph_us,
+                nccl->place[pl].graph_us / iris->place[pl].graph_us);
+  }
 }
 
 nlohmann::json measurement_json(const Measurement& m, const Row& r, int world) {
   if (!m.ran) return {{"ran", false}, {"why_not", m.why_not}};
   const double algbw = static_cast<double>(r.bytes) / (m.us * 1e-6) / 1e9;
-  return {{"ran", true},
-          {"time_us", m.us},
-          {"algbw_gbps", algbw},
-          {"busbw_gbps", algbw * bus_factor(r.variant.collective, world)},
-          {"wrong", m.wrong}};
+  nlohmann::json js = {{"ran", true},
+                       {"time_us", m.us},
+                       {"algbw_gbps", algbw},
+                       {"busbw_gbps", algbw * bus_factor(r.variant.collective, world)},
+                       {"wrong", m.wrong}};
+  if (m.graph_us > 0) {
+    js["graph_time_us"] = m.graph_us;
+    js["graph_busbw_gbps"] = busbw(r, m.graph_us, world);
+  }
+  return js;
 }
 
-void write_svg(const std::string& path, const std::vector<Row>& rows, const std::string& title) {
+// Time per call (busbw false) or bus bandwidth (true) against size: a panel per table, a
+// line per variant and placement, and with --graph a dotted line per variant in a graph.
+void write_svg(const std::string& path, const std::vector<Row>& rows, const std::string& title, bool bandwidth,
+               int world) {
   std::vector<PlotPanel> panels;
   std::map<std::string, std::size_t> colors;  // variant label -> palette index, the same in every panel
   for (const Row& r : rows) {
@@ -289,18 +361,33 @@ void write_svg(const std::string& path, const std::vector<Row>& rows, const std:
     const std::size_t color = colors.emplace(label, colors.size()).first->second;
     for (int pl = 0; pl < 2; ++pl) {
       if (!r.place[pl].ran) continue;
-      const std::string name = label + (pl ? ", in place" : ", out of place");
-      auto& series = panels.back().series;
-      auto it = std::find_if(series.begin(), series.end(), [&](const PlotSeries& s) { return s.label == name; });
-      if (it == series.end()) {
-        series.push_back({name, plot_color(color), pl == 1, {}});
-        it = series.end() - 1;
+      for (int graph = 0; graph < 2; ++graph) {
+        const double us = graph ? r.place[pl].graph_us : r.place[pl].us;
+        if (!(us > 0)) continue;
+        const std::string name = label + (pl ? ", in place" : ", out of place") + (graph ? ", graph" : "");
+        auto& series = panels.back().series;
+        auto it = std::find_if(series.begin(), series.end(), [&](const PlotSeries& s) { return s.label == name; });
+        if (it == series.end()) {
+          PlotSeries ps{name, plot_color(color), pl == 1, {}};
+          ps.dotted = graph == 1;
+          series.push_back(ps);
+          it = series.end() - 1;
+        }
+        it->points.emplace_back(static_cast<double>(r.bytes), bandwidth ? busbw(r, us, world) : us);
       }
-      it->points.emplace_back(static_cast<double>(r.bytes), r.place[pl].us);
     }
   }
-  write_loglog_svg(path, title, "time per call against size (both log scales); solid: out of place, dashed: in place",
-                   "size (bytes, as nccl-tests counts it)", "time per call (us)", panels);
+  const std::string note = std::string(bandwidth ? "bus bandwidth" : "time per call") +
+                           " against size (both log scales); solid: out of place, dashed: in place, dotted: out of "
+                           "place in a CUDA graph (--graph)";
+  write_loglog_svg(path, title, note, "size (bytes, as nccl-tests counts it)",
+                   bandwidth ? "bus bandwidth (GB/s)" : "time per call (us)", panels);
+}
+
+// FILE.svg -> FILE-busbw.svg (FILE-busbw.svg where there is no .svg).
+std::string busbw_path(const std::string& path) {
+  const std::size_t dot = path.size() >= 4 && path.compare(path.size() - 4, 4, ".svg") == 0 ? path.size() - 4 : path.size();
+  return path.substr(0, dot) + "-busbw.svg";
 }
 
 }  // namespace
@@ -349,12 +436,13 @@ int run_ccl(const CclBenchOptions& o) {
     });
   }
 
-  // Two buffers of the largest size, and the collectives' scratch (in-place calls that
-  // stage their input) of as much again.
+  // Two buffers of the largest size, and the collectives' scratch of three times as
+  // much: in-place calls that stage their input, two_shot_push's and reduce_scatter's
+  // own (each kernel instance keeps its scratch).
   Options opt = o.options;
   if (opt.heap_bytes == Options{}.heap_bytes) {
     const std::size_t g = Options::kHeapGranularity;
-    opt.heap_bytes = std::max(opt.heap_bytes, (3 * largest + (std::size_t{64} << 20) + g - 1) / g * g);
+    opt.heap_bytes = std::max(opt.heap_bytes, (5 * largest + (std::size_t{64} << 20) + g - 1) / g * g);
   }
   // Before any thread starts: NCCL reads it in its init, NVLink multicast stays off.
   setenv("NCCL_NVLS_ENABLE", "0", 0);
@@ -367,6 +455,8 @@ int run_ccl(const CclBenchOptions& o) {
   const std::string date = utc_now();
   const int rc = run(opt, [&](Context& ctx) {
     const int me = ctx.rank(), W = ctx.world();
+    // The host backend's streams run work as it is enqueued: it has no graphs.
+    const bool graph = o.graph && !ctx.on_host();
     if (o.root >= W) throw Error("--root " + std::to_string(o.root) + " is not a rank (world " + std::to_string(W) + ")");
     std::vector<int> devices = ctx.all_gather(ctx.device());
     std::sort(devices.begin(), devices.end());
@@ -392,6 +482,13 @@ int run_ccl(const CclBenchOptions& o) {
       std::printf("# time: per call, the average of a batch of %d back-to-back calls after %d warm-up calls, the "
                   "slowest rank's (%s)\n",
                   o.iters, o.warmup, ctx.on_host() ? "std::chrono" : "CUDA events on each rank's stream");
+      if (graph) {
+        std::printf("# graph: the same batch captured once in a CUDA graph, replayed %d times untimed, then once "
+                    "timed (nccl-tests -G)\n",
+                    std::max(1, o.warmup));
+      } else if (o.graph) {
+        std::printf("# graph: SKIPPED (the host backend has no graphs)\n");
+      }
       std::printf("# algbw = size / time; busbw = algbw x 2(n-1)/n all_reduce, (n-1)/n all_gather, reduce_scatter, "
                   "all_to_all, 1 broadcast (nccl-tests)\n");
       std::printf("# checked once per case before timing: fresh random inputs against a host reference from every "
@@ -422,7 +519,7 @@ int run_ccl(const CclBenchOptions& o) {
           const std::string block = std::string(name(coll)) + " " + std::string(dtype_name(dt)) +
                                     (reduces(coll) ? " " + redop : "") +
                                     (coll == Collective::broadcast ? " root " + std::to_string(o.root) : "");
-          if (me == 0) print_block_header(block);
+          if (me == 0) print_block_header(block, graph);
           const std::size_t first_row = me == 0 ? rows.size() : 0;  // rows are rank 0's alone
           for (std::size_t bytes : sizes) {
             const std::size_t elements = bytes / dtype_size(dt);
@@ -445,6 +542,7 @@ int run_ccl(const CclBenchOptions& o) {
                 m.wrong = check(ctx, nccl.get(), v, c, pl == 1, a, b);
                 const Placement p = placement(c, pl == 1, me, a, b);
                 m.us = batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
+                if (graph) m.graph_us = graph_batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
                 m.ran = true;
                 if (m.wrong) wrong = true;
               }
@@ -512,9 +610,11 @@ int run_ccl(const CclBenchOptions& o) {
     write_json(o.json_path, js);
   }
   if (!o.svg_path.empty()) {
-    write_svg(o.svg_path, rows,
-              "iris-bench ccl: " + std::to_string(world) + " ranks, " + device_name + " (" + backend + "), " + date);
-    std::printf("# SVG written to %s\n", o.svg_path.c_str());
+    const std::string title =
+        "iris-bench ccl: " + std::to_string(world) + " ranks, " + device_name + " (" + backend + "), " + date;
+    write_svg(o.svg_path, rows, title, false, world);
+    write_svg(busbw_path(o.svg_path), rows, title, true, world);
+    std::printf("# SVG written to %s and %s\n", o.svg_path.c_str(), busbw_path(o.svg_path).c_str());
   }
   return wrong ? 1 : 0;
 }

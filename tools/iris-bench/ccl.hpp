@@ -28,6 +28,9 @@ struct CclBenchOptions {
   int iters = 20;
   int warmup = 5;
   bool nccl = true;
+  // Also time every batch captured once in a CUDA graph and replayed (nccl-tests' -G):
+  // graph columns beside the eager ones.
+  bool graph = false;
   std::string json_path, svg_path;
 };
 

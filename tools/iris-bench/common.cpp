@@ -34,6 +34,22 @@ double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int
   return *std::max_element(all.begin(), all.end());
 }
 
+double graph_batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters) {
+  Graph graph(ctx.stream(), [&] {
+    for (int i = 0; i < iters; ++i) call();
+  });
+  for (int i = 0; i < std::max(1, warmup); ++i) graph.launch(ctx.stream());
+  ctx.synchronize();
+  ctx.barrier();
+  EventTimer t(ctx.stream());
+  t.start();
+  graph.launch(ctx.stream());
+  const double mine = t.stop() * 1e3 / iters;
+  const std::vector<double> all = ctx.all_gather(mine);
+  ctx.barrier();
+  return *std::max_element(all.begin(), all.end());
+}
+
 std::string utc_now() {
   char date[32];
   const std::time_t now = std::time(nullptr);

@@ -17,6 +17,12 @@ namespace iris::bench {
 // over iters, the slowest rank's. Collective.
 double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters);
 
+// The same batch captured once in a CUDA graph and replayed (nccl-tests' -G): one
+// launch for the whole batch, so what remains is the device's time per call. The graph
+// is replayed `warmup` times (at least once) untimed, then once timed. Collective;
+// device backends only.
+double graph_batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters);
+
 // Now, as "2026-11-25 02:42 UTC".
 std::string utc_now();
 

@@ -75,8 +75,12 @@ void usage() {
       "                  skipped: it refuses two ranks on one GPU)\n"
       "  --backend B     cuda, or host (CPU threads interpret the kernels; timed by std::chrono)\n"
       "  --no-nccl       leave NCCL out\n"
+      "  --graph         also time each batch captured once in a CUDA graph and replayed\n"
+      "                  (nccl-tests -G; iris and NCCL alike): graph columns beside the eager\n"
+      "                  ones, so launch cost and kernel cost are seen apart\n"
       "  --json FILE     also write every result (NCCL's too) as JSON\n"
-      "  --svg FILE      also plot time against size (log-log), one line per variant\n"
+      "  --svg FILE      also plot time against size (log-log), one line per variant, and bus\n"
+      "                  bandwidth against size beside it (FILE with -busbw before .svg)\n"
       "  exit status: 0; 1 when a result differs from its reference, or on an error; 2 for a\n"
       "  bad command line; 77 when there is no GPU (and no --backend host)\n\n"
       "ops options (shapes: every rank's A [M, K] and B [K, N]; C per op, see docs/library.md):\n"
@@ -273,6 +277,7 @@ int main(int argc, char** argv) {
       else if (a == "--iters") co.iters = count_value(a, value(), 1);
       else if (a == "--warmup") co.warmup = count_value(a, value(), 0);
       else if (a == "--no-nccl") co.nccl = false;
+      else if (a == "--graph") co.graph = true;
       else if (a == "--json") co.json_path = value();
       else if (a == "--svg") co.svg_path = value();
       else return false;

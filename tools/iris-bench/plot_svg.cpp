@@ -125,7 +125,9 @@ void panel(std::ostringstream& svg, const PlotPanel& p, double ox, double oy, co
     }
     if (pts.empty()) continue;
     std::sort(pts.begin(), pts.end());
-    const std::string dash = s.dashed ? " stroke-dasharray=\"6,4\"" : "";
+    const std::string dash = s.dashed   ? " stroke-dasharray=\"6,4\""
+                             : s.dotted ? " stroke-dasharray=\"1.5,3\""
+                                        : "";
     svg << "<polyline fill=\"none\" stroke=\"" << s.color << "\" stroke-width=\"1.8\"" << dash << " points=\"";
     for (auto [lx, lyv] : pts) svg << num(X(lx)) << "," << num(Y(lyv)) << " ";
     svg << "\"/>\n";

@@ -12,6 +12,7 @@ struct PlotSeries {
   std::string label;
   std::string color;  // any SVG colour
   bool dashed = false;
+  bool dotted = false;  // a third line style (dashed wins where both are set)
   std::vector<std::pair<double, double>> points;  // (x, y), both > 0; others are left out
 };
 

@@ -27,8 +27,11 @@ enum class ReduceOp { sum, max, min };
 // all-gather around the ring of ranks, each rank reading only its left neighbour (each
 // link carries 2 (world - 1) / world of the data: for links that are not all-to-all);
 // atomic: every rank adds its input into every rank's output (sums of 32- and 64-bit
-// types only). automatic picks by size.
-enum class Algorithm { automatic, one_shot, two_shot, ring, atomic };
+// types only). one_shot_push and two_shot_push move the same data as one_shot and
+// two_shot by stores alone (each rank stores into the receivers' scratch, receivers
+// reduce from their own memory), with one flag round per step between the programs of
+// equal number on every rank instead of grid-wide barriers. automatic picks by size.
+enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push };
 
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter

@@ -92,6 +92,9 @@ class Program {
   Launch& l_;
   const tir::Kernel& k_;
   i64 program_, programs_;
+  // A fence ran in this program: its later atomics and signals release for the race check
+  // (a release fence followed by a relaxed write is a release pattern).
+  bool fenced_ = false;
   std::vector<VarV> vars_;
   std::unordered_map<std::uint32_t, const char*> sites_;  // the race check's site texts
 
@@ -107,7 +110,7 @@ class Program {
   auto atomically(int p, void* addr, i64 index, tir::Order order, irisc::SourceRange r, Op op) {
     if (races::enabled()) {
       track_as(p, addr, index, races::Access::atomic_write, r);
-      if (releases(order)) races::release(l_.ctx, addr);
+      if (releases(order) || fenced_) races::release(l_.ctx, addr);
     }
     auto out = op();
     if (races::enabled() && acquires(order)) races::acquire(l_.ctx, addr);

@@ -121,6 +121,12 @@ void Program::stmt(const tir::Stmt& s) {
       });
       return;
     }
+    case K::Fence:
+      // The program's threads are one here: the barrier is implicit, the fence is the
+      // host's.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      fenced_ = true;
+      return;
     case K::Wait: {
       const ScalarType t = elem_of(s.view.param);
       const S x = cast(t, s.value->type.elem, sc(*s.value));
