@@ -4,7 +4,9 @@
 #include "iris/ccl.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "library.hpp"
@@ -31,6 +33,22 @@ const char* name(Algorithm a) {
     case Algorithm::two_shot_push: return "two_shot_push";
   }
   return "?";
+}
+
+const char* name(Route r) {
+  switch (r) {
+    case Route::automatic: return "automatic";
+    case Route::direct: return "direct";
+    case Route::staged: return "staged";
+  }
+  return "?";
+}
+
+Route choose_route(const char* collective, Route asked, std::size_t bytes, int world) {
+  if (asked != Route::automatic) return asked;
+  (void)collective;
+  (void)world;
+  return bytes <= (std::size_t{1} << 20) ? Route::staged : Route::direct;
 }
 
 namespace {
@@ -81,50 +99,61 @@ struct Paired {
 
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
 template <class Work>
-Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, Work work) {
+Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, int programs, Work work,
+              const std::map<std::string, std::int64_t>& more = {}) {
   Paired pk;
   pk.B = kBlockBytes / dtype_size(dt);
   const std::size_t blocks = work(pk.B);
   const int share = library::max_share(ctx);
   const std::size_t most = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
+  if (programs < 0) throw Error(std::string(kernel) + ": Options::programs is " + std::to_string(programs) + ", not >= 0");
   pk.P = 1;
   while (pk.P < blocks && pk.P < most) pk.P *= 2;
+  if (programs > 0) pk.P = static_cast<std::size_t>(programs);
   pk.P = std::min(pk.P, most);
   auto defines = type_defines(dt, reduces);
   defines["B"] = static_cast<std::int64_t>(pk.B);
   defines["P"] = static_cast<std::int64_t>(pk.P);
+  for (const auto& [k, v] : more) defines[k] = v;
   pk.in = &instance(ctx, file, kernel, defines);
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   pk.counters = static_cast<std::uint64_t*>(library::tile_flags(ctx, *pk.in, pk.P + kPairedPoints * pk.P * W));
   return pk;
 }
 
-// The scratch of one paired kernel's instance: no other instance writes it, so its
-// epochs alone say when a peer may write it again.
-void* paired_scratch(Context& ctx, const char* kernel, DType dt, const Paired& pk, std::size_t bytes) {
-  return library::scratch(ctx, std::string(kernel) + "." + std::string(dtype_name(dt)) + ".P" + std::to_string(pk.P),
-                          bytes);
+// The scratch of one paired kernel's instance, as the argument of `rows` rows of at
+// least `row` elements each. No other instance writes it, so its epochs alone say when a
+// peer may write it again. Its rows keep their length from call to call (it only grows,
+// collectively, after every queued call is done): a program then finds its blocks
+// where it left them, whatever the size of the calls between, and a peer's program
+// writes only over what this rank's program of the same number has finished with.
+Arg paired_scratch(Context& ctx, const std::string& name, DType dt, const Paired& pk, std::size_t rows,
+                   std::size_t row) {
+  const std::size_t es = dtype_size(dt);
+  std::size_t have = 0;
+  void* p = library::scratch(ctx, name + "." + std::string(dtype_name(dt)) + ".P" + std::to_string(pk.P), rows * row * es,
+                             &have);
+  const std::size_t length = have / (rows * es);
+  return buffer(p, dt, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(length)});
 }
 
 // all_reduce by pushing (dsl/ccl/all_reduce_push.iris).
 void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, bool one,
-                     Stream s) {
+                     int programs, Stream s) {
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
   const char* kernel = one ? "all_reduce_one_shot_push" : "all_reduce_two_shot_push";
-  const Paired pk = paired(ctx, "ccl/all_reduce_push.iris", kernel, dt, true, [&](std::size_t B) {
+  const Paired pk = paired(ctx, "ccl/all_reduce_push.iris", kernel, dt, true, programs, [&](std::size_t B) {
     return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W);
   });
   // One shot: two halves of world rows of n. Two shot: world rows of one owner's
   // packed blocks.
   const std::size_t rows = one ? 2 * W : W;
   const std::size_t row = one ? n : ceil_div(ceil_div(n, pk.B), pk.P * W) * pk.P * pk.B;
-  void* scratch = paired_scratch(ctx, kernel, dt, pk, rows * row * es);
   const std::int64_t len = static_cast<std::int64_t>(n);
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
-                         static_cast<std::int64_t>(op),
-                         buffer(scratch, dt, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(row)}),
-                         pk.state(), pk.flags(ctx)},
+                         static_cast<std::int64_t>(op), paired_scratch(ctx, kernel, dt, pk, rows, row), pk.state(),
+                         pk.flags(ctx)},
                         s);
 }
 
@@ -168,7 +197,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     return;
   }
   if (a == Algorithm::one_shot_push || a == Algorithm::two_shot_push) {
-    all_reduce_push(ctx, dt, src, dst, n, o.op, a == Algorithm::one_shot_push, s);
+    all_reduce_push(ctx, dt, src, dst, n, o.op, a == Algorithm::one_shot_push, o.programs, s);
     return;
   }
   const bool one = a == Algorithm::one_shot;
@@ -184,39 +213,52 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
 
 void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
-  require_on_heap(ctx, "all_gather", dst);
-  const Paired pk = paired(ctx, "ccl/all_gather.iris", "all_gather", dt, false, [&](std::size_t B) { return ceil_div(n, B); });
-  const std::int64_t len = static_cast<std::int64_t>(n);
-  pk.in->program.launch(pk.in->kernel,
-                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
-                         buffer(dst, dt, {len * ctx.world()}), pk.state(), pk.flags(ctx)},
-                        stream_of(ctx, o));
+  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
+  const bool staged = choose_route("all_gather", o.route, n * W * es, ctx.world()) == Route::staged;
+  if (!staged) require_on_heap(ctx, "all_gather", dst);
+  const char* kernel = staged ? "all_gather_via_scratch" : "all_gather";
+  const Paired pk = paired(ctx, "ccl/all_gather.iris", kernel, dt, false, o.programs,
+                           [&](std::size_t B) { return ceil_div(n, B); });
+  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es),
+                        staged ? Arg::device_buffer(dst, dt, Shape{len * w}, n * W * es) : buffer(dst, dt, {len * w})};
+  if (staged) args.push_back(paired_scratch(ctx, kernel, dt, pk, 2 * W, n));
+  args.push_back(pk.state());
+  args.push_back(pk.flags(ctx));
+  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
 void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const Paired pk =
-      paired(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", dt, true, [&](std::size_t B) { return ceil_div(n, B); });
-  void* scratch = paired_scratch(ctx, "reduce_scatter", dt, pk, W * n * es);
+  // Staged: two scratch parts used in turn; direct: one.
+  const std::size_t parts = choose_route("reduce_scatter", o.route, n * es, ctx.world()) == Route::staged ? 2 : 1;
+  Paired pk = paired(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", dt, true, o.programs,
+                     [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}});
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                          Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                         buffer(scratch, dt, {w, len}), pk.state(), pk.flags(ctx)},
+                         paired_scratch(ctx, parts == 2 ? "reduce_scatter.staged" : "reduce_scatter", dt, pk, parts * W, n),
+                         pk.state(), pk.flags(ctx)},
                         stream_of(ctx, o));
 }
 
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
-  require_on_heap(ctx, "all_to_all", dst);
-  const Paired pk = paired(ctx, "ccl/all_to_all.iris", "all_to_all", dt, false, [&](std::size_t B) { return ceil_div(n, B); });
+  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
+  const bool staged = choose_route("all_to_all", o.route, n * W * es, ctx.world()) == Route::staged;
+  if (!staged) require_on_heap(ctx, "all_to_all", dst);
+  const char* kernel = staged ? "all_to_all_via_scratch" : "all_to_all";
+  const Paired pk = paired(ctx, "ccl/all_to_all.iris", kernel, dt, false, o.programs,
+                           [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
-  pk.in->program.launch(pk.in->kernel,
-                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len},
-                                            n * static_cast<std::size_t>(w) * dtype_size(dt)),
-                         buffer(dst, dt, {w, len}), pk.state(), pk.flags(ctx)},
-                        stream_of(ctx, o));
+  std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len}, n * W * es),
+                        staged ? Arg::device_buffer(dst, dt, Shape{w, len}, n * W * es) : buffer(dst, dt, {w, len})};
+  if (staged) args.push_back(paired_scratch(ctx, kernel, dt, pk, 2 * W, n));
+  args.push_back(pk.state());
+  args.push_back(pk.flags(ctx));
+  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
 void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const Options& o) {
@@ -226,12 +268,19 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   }
   if (n == 0) return;
   require_on_heap(ctx, "broadcast", x);
+  const std::size_t es = dtype_size(dt);
+  const bool staged = choose_route("broadcast", o.route, n * es, ctx.world()) == Route::staged;
+  const char* kernel = staged ? "broadcast_via_scratch" : "broadcast";
   const std::size_t others = static_cast<std::size_t>(std::max(1, ctx.world() - 1));
-  const Paired pk = paired(ctx, "ccl/broadcast.iris", "broadcast", dt, false,
-                           [&](std::size_t B) { return ceil_div(ceil_div(n, B), others); });
+  const Paired pk = paired(ctx, "ccl/broadcast.iris", kernel, dt, false, o.programs, [&](std::size_t B) {
+    return staged ? ceil_div(n, B) : ceil_div(ceil_div(n, B), others);
+  });
   const std::int64_t len = static_cast<std::int64_t>(n);
-  pk.in->program.launch(pk.in->kernel, {buffer(x, dt, {len}), std::int64_t{root}, pk.state(), pk.flags(ctx)},
-                        stream_of(ctx, o));
+  std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};
+  if (staged) args.push_back(paired_scratch(ctx, kernel, dt, pk, 2, n));
+  args.push_back(pk.state());
+  args.push_back(pk.flags(ctx));
+  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
 }  // namespace detail

@@ -100,7 +100,7 @@ void* tile_flags(Context& ctx, Instance& in, std::size_t count) {
   return in.tile_flags;
 }
 
-void* scratch(Context& ctx, const std::string& name, std::size_t bytes) {
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have) {
   Scratch& s = state(ctx).scratch[name];
   if (s.bytes < bytes) {
     if (s.ptr) {
@@ -111,6 +111,7 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes) {
     s.ptr = ctx.heap_alloc(bytes);
     s.bytes = bytes;
   }
+  if (have) *have = s.bytes;
   return s.ptr;
 }
 

@@ -40,8 +40,9 @@ Instance& instance(Context& ctx, const std::string& file, const std::string& ker
                    std::map<std::string, std::int64_t> defines, const std::string& target = "");
 // At least `count` zeroed tile flags of `in`, grown collectively.
 void* tile_flags(Context& ctx, Instance& in, std::size_t count);
-// The symmetric buffer `name` of at least `bytes`, grown collectively.
-void* scratch(Context& ctx, const std::string& name, std::size_t bytes);
+// The symmetric buffer `name` of at least `bytes`, grown collectively (after every rank's
+// queued work is done: nothing reads the old one any more). `have`: its size now.
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have = nullptr);
 // A second stream of this rank's, for the consumers of the producer-consumer ops.
 Stream side_stream(Context& ctx);
 // `second` starts after what is on `first` so far; then `first` continues after what

@@ -125,18 +125,22 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const int w = ctx.world();
     const auto uw = static_cast<std::size_t>(w);
-    for (std::size_t n : {std::size_t{1}, std::size_t{1001}}) {
-      const std::string at = " of " + std::to_string(n);
+    for (auto [n, route] : {std::pair{std::size_t{1}, ccl::Route::automatic}, {std::size_t{1001}, ccl::Route::automatic},
+                            {std::size_t{1001}, ccl::Route::direct}, {std::size_t{1001}, ccl::Route::staged},
+                            {std::size_t{300000}, ccl::Route::direct}, {std::size_t{300000}, ccl::Route::staged}}) {
+      const std::string at = " of " + std::to_string(n) + " (" + ccl::name(route) + ")";
+      ccl::Options o;
+      o.route = route;
       auto x = filled<float>(ctx, n, 0);
       auto gathered = ctx.zeros<float>(n * uw);
-      ccl::all_gather(ctx, x, gathered);
+      ccl::all_gather(ctx, x, gathered, o);
       ctx.synchronize();
       expect_equal(gathered, [&](std::size_t i) { return input(static_cast<int>(i / n), i % n, 0); }, "all_gather" + at);
 
       // reduce_scatter: slice r of the sum of every rank's [world * n] input.
       auto big = filled<bfloat16>(ctx, n * uw, 1);
       auto mine = ctx.zeros<bfloat16>(n);
-      ccl::reduce_scatter(ctx, big, mine);
+      ccl::reduce_scatter(ctx, big, mine, o);
       ctx.synchronize();
       expect_equal(mine, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, 1); },
                    "reduce_scatter" + at);
@@ -144,14 +148,14 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       // all_to_all: slice q of rank r's input is slice r of rank q's output.
       auto src = filled<std::int32_t>(ctx, n * uw, 2);
       auto dst = ctx.zeros<std::int32_t>(n * uw);
-      ccl::all_to_all(ctx, src, dst);
+      ccl::all_to_all(ctx, src, dst, o);
       ctx.synchronize();
       expect_equal(dst, [&](std::size_t i) {
         return input(static_cast<int>(i / n), static_cast<std::size_t>(ctx.rank()) * n + i % n, 2);
       }, "all_to_all" + at);
 
       auto b = filled<half>(ctx, n, 3);
-      ccl::broadcast(ctx, b, w - 1);
+      ccl::broadcast(ctx, b, w - 1, o);
       ctx.synchronize();
       expect_equal(b, [&](std::size_t i) { return input(w - 1, i, 3); }, "broadcast" + at);
     }
@@ -164,6 +168,82 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       refused = std::string(e.what()).find("all_gather: the output has 5 elements") != std::string::npos;
     }
     require(refused, "an all_gather into the wrong size is refused with a message");
+  });
+}
+
+// The collectives whose programs pair up, queued with no host sync between: two input
+// sets of different sizes in turn (both past the size where the program count stops
+// growing, so both calls run one kernel instance and share its scratch), each call into
+// the output of its set. A call that wrote over what another still read, or read
+// another call's scratch half or flags, leaves wrong data behind.
+TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world();
+    const auto uw = static_cast<std::size_t>(w);
+    // Programs stop growing at 2 per SM, at 2 * SMs blocks of 1024 floats.
+    const std::size_t n0 = static_cast<std::size_t>(ctx.multiprocessors()) * 2 * 1024 + 1000;
+    const int calls = on_host_backend() ? 12 : 100;
+    for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push}) {
+      // two_shot_push deals 1/world of the blocks to each rank's programs.
+      const std::size_t m0 = algo == ccl::Algorithm::two_shot_push ? n0 * uw : n0;
+      std::vector<Tensor<float>> x, y;
+      for (int set = 0; set < 2; ++set) {
+        x.push_back(filled<float>(ctx, m0 * (1 + 2 * static_cast<std::size_t>(set)), 40 + set));
+        y.push_back(ctx.zeros<float>(m0 * (1 + 2 * static_cast<std::size_t>(set))));
+      }
+      ctx.barrier();
+      for (int call = 0; call < calls; ++call) {
+        const auto k = static_cast<std::size_t>(call % 2);
+        ccl::all_reduce(ctx, x[k], y[k], {ccl::ReduceOp::sum, algo, nullptr});
+      }
+      ctx.synchronize();
+      for (int set = 0; set < 2; ++set) {
+        expect_equal(y[static_cast<std::size_t>(set)],
+                     [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i, 40 + set); },
+                     std::string(ccl::name(algo)) + " of set " + std::to_string(set));
+      }
+      ctx.barrier();
+    }
+    const std::size_t n = n0;
+    for (auto route : {ccl::Route::direct, ccl::Route::staged}) {
+      ccl::Options o;
+      o.route = route;
+      const std::string how = std::string(" (") + ccl::name(route) + ")";
+      std::vector<Tensor<float>> in, gathered, big, mine, a2a, b;
+      const auto size = [&](int set) { return n * (1 + 2 * static_cast<std::size_t>(set)); };
+      for (int set = 0; set < 2; ++set) {
+        in.push_back(filled<float>(ctx, size(set), 10 + set));
+        big.push_back(filled<float>(ctx, size(set) * uw, 20 + set));
+        gathered.push_back(ctx.zeros<float>(size(set) * uw));
+        mine.push_back(ctx.zeros<float>(size(set)));
+        a2a.push_back(ctx.zeros<float>(size(set) * uw));
+        b.push_back(filled<float>(ctx, size(set), 30 + set));
+      }
+      ctx.barrier();
+      for (int call = 0; call < calls; ++call) {
+        const auto k = static_cast<std::size_t>(call % 2);
+        ccl::all_gather(ctx, in[k], gathered[k], o);
+        ccl::reduce_scatter(ctx, big[k], mine[k], o);
+        ccl::all_to_all(ctx, big[k], a2a[k], o);
+        ccl::broadcast(ctx, b[k], w - 1, o);
+      }
+      ctx.synchronize();
+      for (int set = 0; set < 2; ++set) {
+        const auto k = static_cast<std::size_t>(set);
+        const std::size_t n = size(set);
+        const std::string at = " of set " + std::to_string(set) + how;
+        expect_equal(gathered[k], [&](std::size_t i) { return input(static_cast<int>(i / n), i % n, 10 + set); },
+                     "all_gather" + at);
+        expect_equal(mine[k], [&](std::size_t i) {
+          return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, 20 + set);
+        }, "reduce_scatter" + at);
+        expect_equal(a2a[k], [&](std::size_t i) {
+          return input(static_cast<int>(i / n), static_cast<std::size_t>(ctx.rank()) * n + i % n, 20 + set);
+        }, "all_to_all" + at);
+        expect_equal(b[k], [&](std::size_t i) { return input(w - 1, i, 30 + set); }, "broadcast" + at);
+      }
+      ctx.barrier();
+    }
   });
 }
 
@@ -205,11 +285,14 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcastInAGraph) {
     auto mine = ctx.empty<float>(n);
     auto a2a = ctx.empty<float>(n * uw);
     auto b = ctx.empty<float>(n);
+    for (auto route : {ccl::Route::direct, ccl::Route::staged}) {
+    ccl::Options o;
+    o.route = route;
     const auto calls = [&] {
-      ccl::all_gather(ctx, x, gathered);
-      ccl::reduce_scatter(ctx, big, mine);
-      ccl::all_to_all(ctx, big, a2a);
-      ccl::broadcast(ctx, b, w - 1);
+      ccl::all_gather(ctx, x, gathered, o);
+      ccl::reduce_scatter(ctx, big, mine, o);
+      ccl::all_to_all(ctx, big, a2a, o);
+      ccl::broadcast(ctx, b, w - 1, o);
     };
     calls();  // the eager first calls set up
     ctx.synchronize();
@@ -221,7 +304,7 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcastInAGraph) {
       ctx.barrier();
       g.launch(ctx.stream());
       ctx.synchronize();
-      const std::string at = " (graph replay " + std::to_string(call) + ")";
+      const std::string at = " (" + std::string(ccl::name(route)) + ", graph replay " + std::to_string(call) + ")";
       expect_equal(gathered, [&](std::size_t i) { return input(static_cast<int>(i / n), i % n, call); }, "all_gather" + at);
       expect_equal(mine, [&](std::size_t i) {
         return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, call + 1);
@@ -231,6 +314,7 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcastInAGraph) {
       }, "all_to_all" + at);
       expect_equal(b, [&](std::size_t i) { return input(w - 1, i, call + 2); }, "broadcast" + at);
       ctx.barrier();
+    }
     }
   });
 }

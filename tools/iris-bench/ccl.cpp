@@ -75,6 +75,10 @@ ccl::ReduceOp parse_redop(const std::string& s) {
 Collective parse_collective(const std::string& s) {
   return parse_name(kCollectives, s, "--collectives", [](Collective c) { return std::string(name(c)); });
 }
+ccl::Route parse_route(const std::string& s) {
+  constexpr ccl::Route kRoutes[] = {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged};
+  return parse_name(kRoutes, s, "--routes", [](ccl::Route r) { return std::string(ccl::name(r)); });
+}
 ccl::Algorithm parse_algorithm(const std::string& s) {
   if (s == ccl::name(ccl::Algorithm::automatic)) return ccl::Algorithm::automatic;
   return parse_name(kAllReduceAlgorithms, s, "--algorithms (or automatic)",
@@ -86,9 +90,14 @@ struct Variant {
   Collective collective;
   bool nccl = false;
   ccl::Algorithm algorithm = ccl::Algorithm::automatic;  // iris all_reduce
+  int programs = 0;                                      // iris: ccl::Options::programs
+  ccl::Route route = ccl::Route::automatic;              // iris, but all_reduce
   std::string label() const {
     if (nccl) return "NCCL";
-    return collective == Collective::all_reduce ? std::string("iris ") + ccl::name(algorithm) : "iris";
+    std::string l = collective == Collective::all_reduce ? std::string("iris ") + ccl::name(algorithm)
+                    : route == ccl::Route::automatic   ? "iris"
+                                                       : std::string("iris ") + ccl::name(route);
+    return programs ? l + " P=" + std::to_string(programs) : l;
   }
 };
 
@@ -164,6 +173,8 @@ void enqueue(Context& ctx, samples::Nccl* nccl, const Variant& v, const CclCall&
   ccl::Options o;
   o.op = c.op;
   o.algorithm = v.algorithm;
+  o.programs = v.programs;
+  o.route = v.route;
   switch (c.collective) {
     case Collective::all_reduce: ccl::detail::all_reduce(ctx, c.dtype, p.in, p.out, c.n, o); return;
     case Collective::all_gather: ccl::detail::all_gather(ctx, c.dtype, p.in, p.out, c.n, o); return;
@@ -403,12 +414,16 @@ void check_options(const CclBenchOptions& o) {
   for (const std::string& s : o.redops) parse_redop(s);
   for (const std::string& s : o.collectives) parse_collective(s);
   for (const std::string& s : o.algorithms) parse_algorithm(s);
+  for (const std::string& s : o.routes) parse_route(s);
   if (o.dtypes.empty() || o.redops.empty()) throw Error("--dtypes and --redops need at least one name");
   if (o.sizes.empty() && (o.min_bytes < 1 || o.max_bytes < o.min_bytes || !(o.factor > 1))) {
     throw Error("the sweep needs 1 <= --min-bytes <= --max-bytes and --factor > 1");
   }
   for (std::size_t b : o.sizes) {
     if (b == 0) throw Error("--sizes: every size must be at least 1 byte");
+  }
+  for (int p : o.programs) {
+    if (p < 0) throw Error("--programs: a program count is 0 (automatic) or more");
   }
   if (o.root < 0) throw Error("--root must be a rank");
 }
@@ -427,6 +442,9 @@ int run_ccl(const CclBenchOptions& o) {
       collectives.push_back(c);
     }
   }
+  std::vector<ccl::Route> routes;
+  for (const std::string& s : o.routes) routes.push_back(parse_route(s));
+  if (routes.empty()) routes.push_back(ccl::Route::automatic);
   std::vector<ccl::Algorithm> algorithms;
   for (ccl::Algorithm a : kAllReduceAlgorithms) algorithms.push_back(a);
   algorithms.push_back(ccl::Algorithm::automatic);
@@ -507,10 +525,13 @@ int run_ccl(const CclBenchOptions& o) {
     for (DType dt : dtypes) {
       for (Collective coll : collectives) {
         std::vector<Variant> variants;
-        if (coll == Collective::all_reduce) {
-          for (ccl::Algorithm al : algorithms) variants.push_back({coll, false, al});
-        } else {
-          variants.push_back({coll, false, ccl::Algorithm::automatic});
+        const std::vector<int> counts = o.programs.empty() ? std::vector<int>{0} : o.programs;
+        for (int p : counts) {
+          if (coll == Collective::all_reduce) {
+            for (ccl::Algorithm al : algorithms) variants.push_back({coll, false, al, p});
+          } else {
+            for (ccl::Route rt : routes) variants.push_back({coll, false, ccl::Algorithm::automatic, p, rt});
+          }
         }
         if (nccl) variants.push_back({coll, true, ccl::Algorithm::automatic});
         const std::vector<ccl::ReduceOp> ops = reduces(coll) ? redops : std::vector<ccl::ReduceOp>{ccl::ReduceOp::sum};
@@ -533,6 +554,10 @@ int run_ccl(const CclBenchOptions& o) {
                     "", {}};
               if (!v.nccl && coll == Collective::all_reduce && v.algorithm == ccl::Algorithm::automatic) {
                 r.picked = ccl::name(ccl::choose_all_reduce(v.algorithm, r.bytes, W, dt, op));
+              } else if (!v.nccl && coll != Collective::all_reduce && v.route == ccl::Route::automatic) {
+                // Output bytes: the gathered buffer, the scattered slice, x.
+                const std::size_t out = coll == Collective::reduce_scatter ? c.n * dtype_size(dt) : r.bytes;
+                r.picked = ccl::name(ccl::choose_route(std::string(name(coll)).c_str(), v.route, out, W));
               }
               for (int pl = 0; pl < 2; ++pl) {
                 Measurement& m = r.place[pl];
@@ -605,6 +630,8 @@ int run_ccl(const CclBenchOptions& o) {
         row["algorithm"] = ccl::name(r.variant.algorithm);
       }
       if (!r.picked.empty()) row["picked"] = r.picked;
+      if (r.variant.programs) row["programs"] = r.variant.programs;
+      if (!r.variant.nccl && r.variant.collective != Collective::all_reduce) row["route"] = ccl::name(r.variant.route);
       js["rows"].push_back(row);
     }
     write_json(o.json_path, js);

@@ -24,6 +24,8 @@ struct CclBenchOptions {
   std::vector<std::string> redops{"sum"};       // sum, max, min (all_reduce, reduce_scatter)
   std::vector<std::string> collectives;         // empty: all five
   std::vector<std::string> algorithms;          // all_reduce; empty: every one and automatic
+  std::vector<std::string> routes;              // the other four: direct, staged, automatic (default)
+  std::vector<int> programs;                    // ccl::Options::programs, a variant each; empty: 0
   int root = 0;                                 // broadcast
   int iters = 20;
   int warmup = 5;

@@ -67,6 +67,10 @@ void usage() {
       "  --collectives LIST  all_reduce,all_gather,reduce_scatter,all_to_all,broadcast (default all)\n"
       "  --algorithms LIST   all_reduce algorithms, each its own variant: %s\n"
       "                  (default all; automatic shows the one it picked)\n"
+      "  --routes LIST   all_gather, reduce_scatter, all_to_all, broadcast: direct, staged,\n"
+      "                  automatic (ccl::Route), each its own variant (default automatic)\n"
+      "  --programs LIST program counts of the collectives whose programs pair up across ranks\n"
+      "                  (ccl::Options::programs), each its own variant; 0 is automatic (default)\n"
       "  --root R        broadcast root (default 0)\n"
       "  --iters N       calls per timed batch; the average per call is reported (default 20)\n"
       "  --warmup N      untimed calls first (default 5)\n"
@@ -273,7 +277,11 @@ int main(int argc, char** argv) {
       else if (a == "--redops") co.redops = split(value());
       else if (a == "--collectives") co.collectives = split(value());
       else if (a == "--algorithms") co.algorithms = split(value());
-      else if (a == "--root") co.root = count_value(a, value(), 0);
+      else if (a == "--routes") co.routes = split(value());
+      else if (a == "--programs") {
+        co.programs.clear();
+        for (const std::string& s : split(value())) co.programs.push_back(count_value(a, s, 0));
+      } else if (a == "--root") co.root = count_value(a, value(), 0);
       else if (a == "--iters") co.iters = count_value(a, value(), 1);
       else if (a == "--warmup") co.warmup = count_value(a, value(), 0);
       else if (a == "--no-nccl") co.nccl = false;

@@ -33,14 +33,33 @@ enum class ReduceOp { sum, max, min };
 // equal number on every rank instead of grid-wide barriers. automatic picks by size.
 enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push };
 
+// Where all_gather, reduce_scatter, all_to_all and broadcast put what they receive.
+// direct: into the output (a flag round when every rank has arrived, so its output is
+// free, and one when the data has landed; broadcast: root scatters, the others
+// all-gather, three rounds); reduce_scatter: into one scratch, which a rank writes only
+// after hearing that its owner has read the last call's. staged: into a scratch of two
+// parts that calls use in turn, then copied or reduced into the output: one flag round
+// a call, for 2 world times the data in scratch (small sizes). automatic picks by size.
+enum class Route { automatic, direct, staged };
+
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter
   Algorithm algorithm = Algorithm::automatic;  // all_reduce
   Stream stream = nullptr;                     // default: the rank's stream
+  // Programs (thread blocks) of the collectives whose programs pair up across ranks
+  // (all but all_reduce's one_shot, two_shot, ring and atomic): 0 picks by size (the
+  // power of two at or above the 4 KiB blocks each program walks, at most 2 per SM).
+  // Every rank must pass the same.
+  int programs = 0;
+  Route route = Route::automatic;  // all_gather, reduce_scatter, all_to_all, broadcast
 };
 
 const char* name(ReduceOp op);
 const char* name(Algorithm a);
+const char* name(Route r);
+// The route `collective` ("all_gather", "reduce_scatter", "all_to_all", "broadcast")
+// takes for `bytes` bytes of output (broadcast: of x) at this world size.
+Route choose_route(const char* collective, Route asked, std::size_t bytes, int world);
 // The algorithm all_reduce runs for `bytes` bytes at this world size.
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op);
 
