@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -44,11 +45,39 @@ const char* name(Route r) {
   return "?";
 }
 
+namespace {
+
+// What automatic picks: for each collective, the largest size at which its small-size
+// choice (all_reduce: one_shot_push, else two_shot_push; the others: the staged route,
+// else direct) was still the faster, from `iris-bench ccl --graph --dtypes bf16
+// --algorithms one_shot_push,two_shot_push --routes direct,staged` on 4 x H100, one rank
+// per GPU (2026-11-26, docs/performance.md). Sizes: all_reduce's input, the others'
+// output (broadcast: x). Rerun that command on a new machine and move the rows.
+struct SmallUpTo {
+  const char* collective;
+  std::size_t bytes;
+};
+constexpr SmallUpTo kSmallUpTo[] = {
+    {"all_reduce", std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
+    {"all_gather", std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
+    {"reduce_scatter", std::size_t{4} << 20},   // 4 MiB out (16 in): staged 56.1 us, direct 60.2
+    {"all_to_all", std::size_t{4} << 20},       // 16 MiB: direct 52.8 us, staged 58.8
+    {"broadcast", std::size_t{1} << 20},        // 4 MiB: direct 41.1 us, staged 93.2 (1 MiB: 18.8, 21.0)
+};
+
+std::size_t small_up_to(const char* collective) {
+  for (const SmallUpTo& row : kSmallUpTo) {
+    if (std::string_view(row.collective) == collective) return row.bytes;
+  }
+  throw Error(std::string("iris::ccl: no automatic choice for '") + collective + "'");
+}
+
+}  // namespace
+
 Route choose_route(const char* collective, Route asked, std::size_t bytes, int world) {
+  (void)world;  // measured at 4 ranks; the same rows serve every world size for now
   if (asked != Route::automatic) return asked;
-  (void)collective;
-  (void)world;
-  return bytes <= (std::size_t{1} << 20) ? Route::staged : Route::direct;
+  return bytes <= small_up_to(collective) ? Route::staged : Route::direct;
 }
 
 namespace {
@@ -138,16 +167,17 @@ Arg paired_scratch(Context& ctx, const std::string& name, DType dt, const Paired
 }
 
 // all_reduce by pushing (dsl/ccl/all_reduce_push.iris).
-void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, bool one,
+void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, Algorithm a,
                      int programs, Stream s) {
+  const bool one = a == Algorithm::one_shot_push, ring = a == Algorithm::ring;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const char* kernel = one ? "all_reduce_one_shot_push" : "all_reduce_two_shot_push";
+  const char* kernel = one ? "all_reduce_one_shot_push" : ring ? "all_reduce_ring_push" : "all_reduce_two_shot_push";
   const Paired pk = paired(ctx, "ccl/all_reduce_push.iris", kernel, dt, true, programs, [&](std::size_t B) {
     return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W);
   });
   // One shot: two halves of world rows of n. Two shot: world rows of one owner's
-  // packed blocks.
-  const std::size_t rows = one ? 2 * W : W;
+  // packed blocks. Ring: two halves of 2 world rows (2 world - 2 steps) of one chunk's.
+  const std::size_t rows = one ? 2 * W : ring ? 4 * W : W;
   const std::size_t row = one ? n : ceil_div(ceil_div(n, pk.B), pk.P * W) * pk.P * pk.B;
   const std::int64_t len = static_cast<std::int64_t>(n);
   pk.in->program.launch(pk.in->kernel,
@@ -165,10 +195,8 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
                 " of " + std::string(dtype_name(dtype)));
   }
   if (asked != Algorithm::automatic) return asked;
-  // At 2 ranks one shot moves as much as two shot in one step fewer: on 2 x H200 it was
-  // as fast up to 2 MiB and faster from 8 MiB (296 against 214 GB/s busbw at 256 MiB;
-  // docs/performance.md). Above 2 ranks, two shot from 512 KiB (not measured yet).
-  return world <= 2 || bytes <= (std::size_t{512} << 10) ? Algorithm::one_shot : Algorithm::two_shot;
+  (void)world;  // measured at 4 ranks (kSmallUpTo)
+  return bytes <= small_up_to("all_reduce") ? Algorithm::one_shot_push : Algorithm::two_shot_push;
 }
 
 namespace detail {
@@ -196,12 +224,12 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }
-  if (a == Algorithm::one_shot_push || a == Algorithm::two_shot_push) {
-    all_reduce_push(ctx, dt, src, dst, n, o.op, a == Algorithm::one_shot_push, o.programs, s);
+  if (a == Algorithm::one_shot_push || a == Algorithm::two_shot_push || a == Algorithm::ring) {
+    all_reduce_push(ctx, dt, src, dst, n, o.op, a, o.programs, s);
     return;
   }
   const bool one = a == Algorithm::one_shot;
-  const char* kernel = one ? "all_reduce_one_shot" : a == Algorithm::ring ? "all_reduce_ring" : "all_reduce_two_shot";
+  const char* kernel = one ? "all_reduce_one_shot" : "all_reduce_two_shot";
   Instance& in = instance(ctx, "ccl/all_reduce.iris", kernel, type_defines(dt, true));
   // One shot: peers read the input while this rank writes the output.
   if (one && src == dst) src = staged_input(ctx, src, bytes, s);

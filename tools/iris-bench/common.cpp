@@ -16,6 +16,9 @@ namespace iris::bench {
 double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters) {
   for (int i = 0; i < warmup; ++i) call();
   ctx.barrier();
+  // On the device too: a rank whose host thread reaches its batch late would otherwise
+  // show in every other rank's first call, which waits for it.
+  if (!ctx.on_host()) ctx.device_barrier();
   double ms = 0;
   if (ctx.on_host()) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -41,6 +44,7 @@ double graph_batch_us(Context& ctx, const std::function<void()>& call, int warmu
   for (int i = 0; i < std::max(1, warmup); ++i) graph.launch(ctx.stream());
   ctx.synchronize();
   ctx.barrier();
+  ctx.device_barrier();  // see batch_us
   EventTimer t(ctx.stream());
   t.start();
   graph.launch(ctx.stream());

@@ -24,8 +24,9 @@ enum class ReduceOp { sum, max, min };
 // How all_reduce moves data. one_shot: every rank reads every rank's input (fewest
 // steps: small sizes); two_shot: each rank reduces 1/world of the blocks and writes the
 // result to every rank (least traffic: large sizes); ring: reduce-scatter then
-// all-gather around the ring of ranks, each rank reading only its left neighbour (each
-// link carries 2 (world - 1) / world of the data: for links that are not all-to-all);
+// all-gather around the ring of ranks, each rank storing only into its right
+// neighbour's scratch (each link carries 2 (world - 1) / world of the data: for links
+// that are not all-to-all);
 // atomic: every rank adds its input into every rank's output (sums of 32- and 64-bit
 // types only). one_shot_push and two_shot_push move the same data as one_shot and
 // two_shot by stores alone (each rank stores into the receivers' scratch, receivers
