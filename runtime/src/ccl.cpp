@@ -109,61 +109,67 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 // A kernel whose program p meets only program p of the other ranks (common.iris's tell
 // and hear), so that P is the same on every rank: the power of two at or above the
-// blocks each program walks, at most 2 per SM (fewer where ranks share a GPU, so that a
-// rank's spinning programs leave room for the others'). One allocation holds its P
-// epoch counters, then its flags: kPairedPoints points of P world each.
+// blocks each program walks, at most PMAX = 2 per SM (fewer where ranks share a GPU,
+// so that a rank's spinning programs leave room for the others'). Each such kernel has
+// one channel whatever P and element type a call has: PMAX epoch counters, then
+// kPairedPoints points of PMAX world flags, and a program-major scratch (program p's
+// rows first, all_reduce_push.iris says why).
 constexpr std::size_t kPairedPoints = 3;
 
 struct Paired {
   Instance* in = nullptr;
-  std::size_t B = 0;  // elements per block
-  std::size_t P = 0;  // programs
+  std::string channel;
+  std::size_t B = 0;     // elements per block
+  std::size_t P = 0;     // programs of this call
+  std::size_t PMAX = 0;  // programs any call may run
   std::uint64_t* counters = nullptr;
-  Arg state() const { return Arg::device_buffer(counters, DType::u64, Shape{static_cast<std::int64_t>(P)}, P * 8); }
+  Arg state() const {
+    return Arg::device_buffer(counters, DType::u64, Shape{static_cast<std::int64_t>(PMAX)}, PMAX * 8);
+  }
   Arg flags(Context& ctx) const {
-    return buffer(counters + P, DType::u64,
-                  {static_cast<std::int64_t>(kPairedPoints * P * static_cast<std::size_t>(ctx.world()))});
+    return buffer(counters + PMAX, DType::u64,
+                  {static_cast<std::int64_t>(kPairedPoints * PMAX * static_cast<std::size_t>(ctx.world()))});
   }
 };
 
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
+// `channel`: the kernel, and any define that changes its scratch layout.
 template <class Work>
 Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, int programs, Work work,
-              const std::map<std::string, std::int64_t>& more = {}) {
+              const std::map<std::string, std::int64_t>& more = {}, const std::string& channel = "") {
   Paired pk;
+  pk.channel = channel.empty() ? kernel : channel;
   pk.B = kBlockBytes / dtype_size(dt);
   const std::size_t blocks = work(pk.B);
   const int share = library::max_share(ctx);
-  const std::size_t most = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
+  pk.PMAX = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
   if (programs < 0) throw Error(std::string(kernel) + ": Options::programs is " + std::to_string(programs) + ", not >= 0");
   pk.P = 1;
-  while (pk.P < blocks && pk.P < most) pk.P *= 2;
+  while (pk.P < blocks && pk.P < pk.PMAX) pk.P *= 2;
   if (programs > 0) pk.P = static_cast<std::size_t>(programs);
-  pk.P = std::min(pk.P, most);
+  pk.P = std::min(pk.P, pk.PMAX);
   auto defines = type_defines(dt, reduces);
   defines["B"] = static_cast<std::int64_t>(pk.B);
   defines["P"] = static_cast<std::int64_t>(pk.P);
+  defines["PMAX"] = static_cast<std::int64_t>(pk.PMAX);
   for (const auto& [k, v] : more) defines[k] = v;
   pk.in = &instance(ctx, file, kernel, defines);
   const std::size_t W = static_cast<std::size_t>(ctx.world());
-  pk.counters = static_cast<std::uint64_t*>(library::tile_flags(ctx, *pk.in, pk.P + kPairedPoints * pk.P * W));
+  pk.counters = static_cast<std::uint64_t*>(
+      library::zeroed(ctx, "ccl.paired." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
   return pk;
 }
 
-// The scratch of one paired kernel's instance, as the argument of `rows` rows of at
-// least `row` elements each. No other instance writes it, so its epochs alone say when a
-// peer may write it again. Its rows keep their length from call to call (it only grows,
-// collectively, after every queued call is done): a program then finds its blocks
-// where it left them, whatever the size of the calls between, and a peer's program
-// writes only over what this rank's program of the same number has finished with.
-Arg paired_scratch(Context& ctx, const std::string& name, DType dt, const Paired& pk, std::size_t rows,
-                   std::size_t row) {
-  const std::size_t es = dtype_size(dt);
+// The channel's scratch as the argument of PMAX * `rows` rows (each program `rows` of
+// them) for `blocks` blocks of a program per row. Rows keep their length from call to
+// call (the scratch only grows, collectively, after every queued call is done), in
+// bytes, whatever the element type: a program finds its blocks where it left them.
+Arg paired_scratch(Context& ctx, DType dt, const Paired& pk, std::size_t rows, std::size_t blocks) {
+  const std::size_t es = dtype_size(dt), all = pk.PMAX * rows;
   std::size_t have = 0;
-  void* p = library::scratch(ctx, name + "." + std::string(dtype_name(dt)) + ".P" + std::to_string(pk.P), rows * row * es,
-                             &have);
-  const std::size_t length = have / (rows * es);
-  return buffer(p, dt, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(length)});
+  void* p = library::scratch(ctx, "ccl.paired." + pk.channel, all * std::max<std::size_t>(blocks, 1) * kBlockBytes, &have);
+  const std::size_t row_bytes = have / all;
+  return buffer(p, dt, {static_cast<std::int64_t>(all), static_cast<std::int64_t>(row_bytes / es)});
 }
 
 // all_reduce by pushing (dsl/ccl/all_reduce_push.iris).
@@ -175,15 +181,16 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   const Paired pk = paired(ctx, "ccl/all_reduce_push.iris", kernel, dt, true, programs, [&](std::size_t B) {
     return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W);
   });
-  // One shot: two halves of world rows of n. Two shot: world rows of one owner's
-  // packed blocks. Ring: two halves of 2 world rows (2 world - 2 steps) of one chunk's.
+  // A program's rows: one shot, two halves of world rows of its blocks; two shot, world
+  // rows of the blocks it owns; ring, two halves of 2 world rows (2 world - 2 steps) of
+  // one chunk's blocks.
   const std::size_t rows = one ? 2 * W : ring ? 4 * W : W;
-  const std::size_t row = one ? n : ceil_div(ceil_div(n, pk.B), pk.P * W) * pk.P * pk.B;
+  const std::size_t mine = ceil_div(ceil_div(n, pk.B), pk.P);
   const std::int64_t len = static_cast<std::int64_t>(n);
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
-                         static_cast<std::int64_t>(op), paired_scratch(ctx, kernel, dt, pk, rows, row), pk.state(),
-                         pk.flags(ctx)},
+                         static_cast<std::int64_t>(op), paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)),
+                         pk.state(), pk.flags(ctx)},
                         s);
 }
 
@@ -250,7 +257,7 @@ void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es),
                         staged ? Arg::device_buffer(dst, dt, Shape{len * w}, n * W * es) : buffer(dst, dt, {len * w})};
-  if (staged) args.push_back(paired_scratch(ctx, kernel, dt, pk, 2 * W, n));
+  if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
@@ -262,12 +269,13 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   // Staged: two scratch parts used in turn; direct: one.
   const std::size_t parts = choose_route("reduce_scatter", o.route, n * es, ctx.world()) == Route::staged ? 2 : 1;
   Paired pk = paired(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", dt, true, o.programs,
-                     [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}});
+                     [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}},
+                     parts == 2 ? "reduce_scatter.staged" : "reduce_scatter");
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                          Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                         paired_scratch(ctx, parts == 2 ? "reduce_scatter.staged" : "reduce_scatter", dt, pk, parts * W, n),
+                         paired_scratch(ctx, dt, pk, parts * W, ceil_div(ceil_div(n, pk.B), pk.P)),
                          pk.state(), pk.flags(ctx)},
                         stream_of(ctx, o));
 }
@@ -283,7 +291,7 @@ void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len}, n * W * es),
                         staged ? Arg::device_buffer(dst, dt, Shape{w, len}, n * W * es) : buffer(dst, dt, {w, len})};
-  if (staged) args.push_back(paired_scratch(ctx, kernel, dt, pk, 2 * W, n));
+  if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
@@ -305,7 +313,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   });
   const std::int64_t len = static_cast<std::int64_t>(n);
   std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};
-  if (staged) args.push_back(paired_scratch(ctx, kernel, dt, pk, 2, n));
+  if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));

@@ -27,6 +27,7 @@ struct State {
   int max_share = 1;
   std::map<std::string, std::unique_ptr<Instance>> instances;
   std::map<std::string, Scratch> scratch;
+  std::map<std::string, Scratch> zeroed;
   StreamHandle* side = nullptr;
   EventHandle* forked = nullptr;
   EventHandle* joined = nullptr;
@@ -112,6 +113,17 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::siz
     s.bytes = bytes;
   }
   if (have) *have = s.bytes;
+  return s.ptr;
+}
+
+void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {
+  Scratch& s = state(ctx).zeroed[name];
+  if (!s.ptr) {
+    s.ptr = zeroed_heap(ctx, bytes);
+    s.bytes = bytes;
+    ctx.barrier();  // zeroed on every rank before any rank's kernel signals into it
+  }
+  if (s.bytes < bytes) throw Error("iris: internal: the zeroed buffer '" + name + "' was made smaller than asked");
   return s.ptr;
 }
 

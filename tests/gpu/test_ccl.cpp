@@ -204,6 +204,22 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
       }
       ctx.barrier();
     }
+    // One kernel's calls share its scratch and flags whatever their element type and
+    // program count: queued calls of f32 and bf16, small (a few programs) and large.
+    for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring}) {
+      auto xf = filled<float>(ctx, 3000, 50), yf = ctx.zeros<float>(std::size_t{3000});
+      auto xb = filled<bfloat16>(ctx, n0 * uw, 51), yb = ctx.zeros<bfloat16>(n0 * uw);
+      ctx.barrier();
+      for (int call = 0; call < calls; ++call) {
+        if (call % 2) ccl::all_reduce(ctx, xb, yb, {ccl::ReduceOp::sum, algo, nullptr});
+        else ccl::all_reduce(ctx, xf, yf, {ccl::ReduceOp::sum, algo, nullptr});
+      }
+      ctx.synchronize();
+      const std::string what = std::string(ccl::name(algo)) + ", f32 and bf16 calls between each other";
+      expect_equal(yf, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i, 50); }, what);
+      expect_equal(yb, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i, 51); }, what);
+      ctx.barrier();
+    }
     const std::size_t n = n0;
     for (auto route : {ccl::Route::direct, ccl::Route::staged}) {
       ccl::Options o;

@@ -454,13 +454,13 @@ int run_ccl(const CclBenchOptions& o) {
     });
   }
 
-  // Two buffers of the largest size, and the collectives' scratch of three times as
-  // much: in-place calls that stage their input, two_shot_push's and reduce_scatter's
-  // own (each kernel instance keeps its scratch).
+  // Two buffers of the largest size, and the collectives' scratch, which each kernel
+  // keeps (docs/library.md): in-place calls that stage their input (1x), two_shot_push
+  // and reduce_scatter (1x each), the ring (4x).
   Options opt = o.options;
   if (opt.heap_bytes == Options{}.heap_bytes) {
     const std::size_t g = Options::kHeapGranularity;
-    opt.heap_bytes = std::max(opt.heap_bytes, (5 * largest + (std::size_t{64} << 20) + g - 1) / g * g);
+    opt.heap_bytes = std::max(opt.heap_bytes, (9 * largest + (std::size_t{64} << 20) + g - 1) / g * g);
   }
   // Before any thread starts: NCCL reads it in its init, NVLink multicast stays off.
   setenv("NCCL_NVLS_ENABLE", "0", 0);
