@@ -37,8 +37,8 @@ constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_g
 constexpr DType kDTypes[] = {DType::f32, DType::f16, DType::bf16, DType::i32, DType::i64, DType::u32, DType::u64};
 constexpr ccl::ReduceOp kReduceOps[] = {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min};
 
-// The largest all_reduce one_shot_push is timed at: its scratch is 2 world times the
-// size, and automatic picks it far below.
+// The largest all_reduce one_shot_push and staged route are timed at: their scratch is
+// 2 world times the size, and automatic picks them far below.
 constexpr std::size_t kOneShotPushMost = std::size_t{16} << 20;
 
 bool reduces(Collective c) { return c == Collective::all_reduce || c == Collective::reduce_scatter; }
@@ -144,6 +144,9 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
   if (!v.nccl && c.collective == Collective::all_reduce && v.algorithm == ccl::Algorithm::one_shot_push &&
       c.n * dtype_size(c.dtype) > kOneShotPushMost) {
     return "one_shot_push is timed up to 16 MiB (its scratch holds 2 world inputs)";
+  }
+  if (!v.nccl && v.route == ccl::Route::staged && output_count(c) * dtype_size(c.dtype) > kOneShotPushMost) {
+    return "the staged route is timed up to 16 MiB of output (its scratch holds 2 world outputs)";
   }
   if (!v.nccl && c.collective == Collective::all_reduce) {
     try {
