@@ -65,6 +65,18 @@ constexpr SmallUpTo kSmallUpTo[] = {
     {"broadcast", std::size_t{1} << 20},        // 4 MiB: direct 41.1 us, staged 93.2 (1 MiB: 18.8, 21.0)
 };
 
+// two_shot_push's programs by size (its input), where fewer than 2 per SM were faster:
+// at 4 MiB 64 programs 33.7 us, 128 36.9, 256 39.5; at 16 MiB 128 programs 92.8 us,
+// 264 95.0; at 64 MiB 128 and 264 alike (same runs as kSmallUpTo).
+struct ProgramsUpTo {
+  std::size_t bytes;
+  std::size_t programs;
+};
+constexpr ProgramsUpTo kTwoShotPrograms[] = {
+    {std::size_t{4} << 20, 64},
+    {std::size_t{16} << 20, 128},
+};
+
 std::size_t small_up_to(const char* collective) {
   for (const SmallUpTo& row : kSmallUpTo) {
     if (std::string_view(row.collective) == collective) return row.bytes;
@@ -136,7 +148,8 @@ struct Paired {
 // `channel`: the kernel, and any define that changes its scratch layout.
 template <class Work>
 Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, int programs, Work work,
-              const std::map<std::string, std::int64_t>& more = {}, const std::string& channel = "") {
+              const std::map<std::string, std::int64_t>& more = {}, const std::string& channel = "",
+              std::size_t most = 0) {
   Paired pk;
   pk.channel = channel.empty() ? kernel : channel;
   pk.B = kBlockBytes / dtype_size(dt);
@@ -144,8 +157,10 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   const int share = library::max_share(ctx);
   pk.PMAX = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
   if (programs < 0) throw Error(std::string(kernel) + ": Options::programs is " + std::to_string(programs) + ", not >= 0");
+  const std::size_t cap = most ? std::min(most, pk.PMAX) : pk.PMAX;
   pk.P = 1;
-  while (pk.P < blocks && pk.P < pk.PMAX) pk.P *= 2;
+  while (pk.P < blocks && pk.P < cap) pk.P *= 2;
+  pk.P = std::min(pk.P, cap);
   if (programs > 0) pk.P = static_cast<std::size_t>(programs);
   pk.P = std::min(pk.P, pk.PMAX);
   auto defines = type_defines(dt, reduces);
@@ -178,9 +193,18 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   const bool one = a == Algorithm::one_shot_push, ring = a == Algorithm::ring;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
   const char* kernel = one ? "all_reduce_one_shot_push" : ring ? "all_reduce_ring_push" : "all_reduce_two_shot_push";
-  const Paired pk = paired(ctx, "ccl/all_reduce_push.iris", kernel, dt, true, programs, [&](std::size_t B) {
-    return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W);
-  });
+  std::size_t most = 0;
+  if (a == Algorithm::two_shot_push) {
+    for (const ProgramsUpTo& row : kTwoShotPrograms) {
+      if (n * es <= row.bytes) {
+        most = row.programs;
+        break;
+      }
+    }
+  }
+  const Paired pk = paired(
+      ctx, "ccl/all_reduce_push.iris", kernel, dt, true, programs,
+      [&](std::size_t B) { return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W); }, {}, "", most);
   // A program's rows: one shot, two halves of world rows of its blocks; two shot, world
   // rows of the blocks it owns; ring, two halves of 2 world rows (2 world - 2 steps) of
   // one chunk's blocks.
