@@ -51,18 +51,22 @@ namespace {
 // choice (all_reduce: one_shot_push, else two_shot_push; the others: the staged route,
 // else direct) was still the faster, from `iris-bench ccl --graph --dtypes bf16
 // --algorithms one_shot_push,two_shot_push --routes direct,staged` on 4 x H100, one rank
-// per GPU (2026-11-26, docs/performance.md). Sizes: all_reduce's input, the others'
-// output (broadcast: x). Rerun that command on a new machine and move the rows.
+// per GPU (2026-11-26, docs/performance.md), and at 2 ranks where that differed. Sizes:
+// all_reduce's input, the others' output (broadcast: x). The first row whose world
+// (0: any) covers the call's applies. Rerun that command on a new machine and move the
+// rows.
 struct SmallUpTo {
   const char* collective;
+  int world;  // the most ranks the row is for; 0: any
   std::size_t bytes;
 };
 constexpr SmallUpTo kSmallUpTo[] = {
-    {"all_reduce", std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
-    {"all_gather", std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
-    {"reduce_scatter", std::size_t{4} << 20},   // 4 MiB out (16 in): staged 56.1 us, direct 60.2
-    {"all_to_all", std::size_t{4} << 20},       // 16 MiB: direct 52.8 us, staged 58.8
-    {"broadcast", std::size_t{1} << 20},        // 4 MiB: direct 41.1 us, staged 93.2 (1 MiB: 18.8, 21.0)
+    {"all_reduce", 2, std::size_t{1} << 20},       // 2 ranks, 1 MiB: one_shot_push 12.5 us, two_shot 14.3
+    {"all_reduce", 0, std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
+    {"all_gather", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
+    {"reduce_scatter", 0, std::size_t{4} << 20},   // 4 MiB out (16 in): staged 56.1 us, direct 60.2
+    {"all_to_all", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.8 us, staged 58.8
+    {"broadcast", 0, std::size_t{1} << 20},        // 4 MiB: direct 41.1 us, staged 93.2 (1 MiB: 18.8, 21.0)
 };
 
 // two_shot_push's programs by size (its input), where fewer than 2 per SM were faster:
@@ -77,9 +81,9 @@ constexpr ProgramsUpTo kTwoShotPrograms[] = {
     {std::size_t{16} << 20, 128},
 };
 
-std::size_t small_up_to(const char* collective) {
+std::size_t small_up_to(const char* collective, int world) {
   for (const SmallUpTo& row : kSmallUpTo) {
-    if (std::string_view(row.collective) == collective) return row.bytes;
+    if (std::string_view(row.collective) == collective && (row.world == 0 || world <= row.world)) return row.bytes;
   }
   throw Error(std::string("iris::ccl: no automatic choice for '") + collective + "'");
 }
@@ -87,9 +91,8 @@ std::size_t small_up_to(const char* collective) {
 }  // namespace
 
 Route choose_route(const char* collective, Route asked, std::size_t bytes, int world) {
-  (void)world;  // measured at 4 ranks; the same rows serve every world size for now
   if (asked != Route::automatic) return asked;
-  return bytes <= small_up_to(collective) ? Route::staged : Route::direct;
+  return bytes <= small_up_to(collective, world) ? Route::staged : Route::direct;
 }
 
 namespace {
@@ -226,8 +229,7 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
                 " of " + std::string(dtype_name(dtype)));
   }
   if (asked != Algorithm::automatic) return asked;
-  (void)world;  // measured at 4 ranks (kSmallUpTo)
-  return bytes <= small_up_to("all_reduce") ? Algorithm::one_shot_push : Algorithm::two_shot_push;
+  return bytes <= small_up_to("all_reduce", world) ? Algorithm::one_shot_push : Algorithm::two_shot_push;
 }
 
 namespace detail {
