@@ -149,13 +149,15 @@ int GpuKernelPrinter::line_of(SourceRange r) const {
   return source_ && r.begin < source_->text().size() ? static_cast<int>(source_->line_col(r.begin).line) : 0;
 }
 
-std::string GpuKernelPrinter::site_literal(const Stmt& s) const {
+std::string GpuKernelPrinter::site_literal(const Stmt& s) const { return site_literal(s.range); }
+
+std::string GpuKernelPrinter::site_literal(SourceRange r) const {
   std::string text = "kernel '" + k_.name + "'";
-  if (source_ && s.range.begin < source_->text().size()) {
-    const LineCol lc = source_->line_col(s.range.begin);
-    std::string file = source_->name_of(s.range.begin);
+  if (source_ && r.begin < source_->text().size()) {
+    const LineCol lc = source_->line_col(r.begin);
+    std::string file = source_->name_of(r.begin);
     if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
-    std::string stmt(source_->slice(s.range));
+    std::string stmt(source_->slice(r));
     stmt = stmt.substr(0, stmt.find('\n'));
     if (stmt.size() > 40) stmt = stmt.substr(0, 37) + "...";
     text += " at " + file + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.column) + ": " + stmt;
@@ -265,6 +267,10 @@ std::string GpuKernelPrinter::scalar(const Value& v, int depth) {
       return "(" + c + " ? " + a + " : " + scalar(*v.operands[2], depth) + ")";
     }
     case ValueKind::Load: return "(*" + view_ptr(v.view, v.rank, depth) + ")";
+    case ValueKind::LoadFlagged:
+      // Every thread polls the one word (uniform, as a scalar load is).
+      return std::string("iris::device::load_flagged<") + type_name(v.type.elem) + ">(ctx, " + view_ptr(v.view, nullptr, depth) +
+             ", (unsigned)" + scalar(*v.operands[0], depth) + ", iris::device::WaitSite{" + site_literal(v.range) + "})";
     case ValueKind::Reduce: return reduce(v, depth);
     case ValueKind::Atomic: {
       const std::string t = type_name(v.type.elem);
@@ -349,6 +355,11 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
                       scalar(*v.view.extent, depth) + other + ");");
       return r;
     }
+    case ValueKind::LoadFlagged:
+      line(depth, "iris::device::tile::load_flagged<" + L + ">(ctx, " + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
+                      scalar(*v.view.extent, depth) + ", (unsigned)" + scalar(*v.operands[0], depth) +
+                      ", iris::device::WaitSite{" + site_literal(v.range) + "});");
+      return r;
     case ValueKind::Matmul: {
       // Same arguments for every lowering; only the template differs, and the matrix-core
       // ones take the dynamic shared memory. B as a row panel (Bt[n, :]) is B given as
@@ -528,6 +539,22 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
         const std::string p = view_ptr(s.view, s.rank, depth);
         line(depth, sync() + ";");
         line(depth, "if (" + leader() + ") *" + p + " = " + x + ";");
+      }
+      return;
+    }
+    case StmtKind::StoreFlagged: {
+      if (s.rank) trace_line(depth, thread_index() + " == 0", "put", line_of(s.range), rank_or_self(s.rank, depth), "0");
+      const std::string flag = "(unsigned)" + scalar(*s.flag, depth);
+      if (s.view.size) {
+        const std::string L = layout(s.view.size);
+        const std::string arr = store_source(*s.value, L, depth);
+        line(depth, "iris::device::tile::store_flagged<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+                        scalar(*s.view.extent, depth) + ", " + flag + ");");
+      } else {
+        const std::string x = scalar(*s.value, depth);
+        const std::string p = view_ptr(s.view, s.rank, depth);
+        line(depth, sync() + ";");
+        line(depth, "if (" + leader() + ") iris::device::store_flagged(" + p + ", " + x + ", " + flag + ");");
       }
       return;
     }

@@ -81,6 +81,7 @@ class GpuKernelPrinter : public CppPrinter {
 
   // "kernel 'k' at file.iris:12:5: <statement>", as a C++ string literal.
   std::string site_literal(const Stmt& s) const;
+  std::string site_literal(SourceRange r) const;
   int line_of(SourceRange r) const;
   // A trace event (iris/device/trace.hpp) recorded by the thread that runs it.
   std::string trace(const std::string& kind, int line, const std::string& peer, const std::string& value) const;

@@ -92,6 +92,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
   };
 
   // ---- statement calls -----------------------------------------------------------------
+  if (fn == "store" && named(e, "flag")) return store_flagged(e, as_statement, stmts);
   if (fn == "store" || fn == "put" || fn == "get") {
     const bool is_get = fn == "get";
     if (!check_named(e, {is_get ? "from" : "to"}) || !want_args(2)) return no_value();
@@ -214,6 +215,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
 
   // ---- value calls -----------------------------------------------------------------------
   ValuePtr result;
+  if (fn == "load" && named(e, "flag")) return load_flagged(e);
   if (fn == "load") {
     if (!check_named(e, {"from", "other"}) || !want_args(1)) return error_value(e.range);
     auto v = view(*e.args[0], fn);

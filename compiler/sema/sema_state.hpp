@@ -68,6 +68,9 @@ class KernelChecker {
   // type convert; anything else is a StoreTypeMismatch (and an error value).
   tir::ValuePtr to_element(tir::ValuePtr v, tir::ScalarType elem, SourceRange where);
   tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
+  // Data-and-flag words (check_flagged.cpp): store(..., flag: f) and load<T>(..., flag: f).
+  tir::ValuePtr store_flagged(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
+  tir::ValuePtr load_flagged(const ast::Expr& e);
   // The value of `axis:` (0 or 1), or -1 after a diagnostic.
   int axis_arg(const ast::Expr& a);
   std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,

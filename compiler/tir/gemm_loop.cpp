@@ -98,6 +98,7 @@ class EpilogueCheck {
       case StmtKind::Let:
       case StmtKind::Assign:
       case StmtKind::Store:
+      case StmtKind::StoreFlagged:
       case StmtKind::Signal:
       case StmtKind::Fence:
       case StmtKind::Eval:

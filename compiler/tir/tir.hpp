@@ -163,6 +163,7 @@ struct Stmt {
   ValuePtr value;   // Let/Assign/Store/Signal/Wait operand, Eval, If condition, Role programs
   View view;
   ValuePtr rank;
+  ValuePtr flag;    // StoreFlagged: the flag in each word's high 32 bits
   SignalOp signal_op = SignalOp::set;
   Cmp cmp = Cmp::eq;
   Order order = Order::relaxed;

@@ -78,6 +78,8 @@ class Printer {
       case ValueKind::Load:
         return "load<" + to_string(v.type) + ">(" + view(v.view) + (v.rank ? ", from " + value(v.rank) : "") +
                (v.operands.empty() ? "" : ", other " + operand(v, 0)) + ")";
+      case ValueKind::LoadFlagged:
+        return "load_flagged<" + to_string(v.type) + ">(" + view(v.view) + ", flag " + operand(v, 0) + ")";
       case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + operand(v, 0) + ")";
       case ValueKind::Iota: return "index" + typed(v) + "(" + operand(v, 0) + ")";
       case ValueKind::Reduce:
@@ -122,6 +124,10 @@ class Printer {
       case StmtKind::Assign: line(d, var(s.var) + " = " + value(s.value)); break;
       case StmtKind::Store:
         line(d, "store " + view(s.view) + " <- " + value(s.value) + (s.rank ? ", to " + value(s.rank) : ""));
+        break;
+      case StmtKind::StoreFlagged:
+        line(d, "store_flagged " + view(s.view) + " <- " + value(s.value) + (s.rank ? ", to " + value(s.rank) : "") +
+                    ", flag " + value(s.flag));
         break;
       case StmtKind::Signal:
         line(d, std::string("signal<") + name(s.order) + ", " + name(s.scope) + ">" +

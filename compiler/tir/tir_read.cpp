@@ -68,6 +68,7 @@ std::optional<Type> implied_type(const Kernel& k, const Value& v) {
     case ValueKind::BuiltinRef:
     case ValueKind::Cast:
     case ValueKind::Load:
+    case ValueKind::LoadFlagged:
     case ValueKind::Fill:
     case ValueKind::Broadcast:
     case ValueKind::Matmul: return std::nullopt;
@@ -301,6 +302,18 @@ class Reader : private detail::Scanner {
       if (!k_->vars[static_cast<std::size_t>(s->var)].mutable_) fail_at(at, "cannot assign to loop variable %" + n);
       expect("=");
       s->value = value();
+    } else if (eat_word("store_flagged")) {
+      s->kind = StmtKind::StoreFlagged;
+      s->view = view();
+      expect("<-");
+      s->value = value();
+      expect(",");
+      if (eat_word("to")) {
+        s->rank = value();
+        expect(",");
+      }
+      expect_word("flag");
+      s->flag = value();
     } else if (eat_word("store")) {
       s->kind = StmtKind::Store;
       put(*s);
@@ -587,6 +600,17 @@ class Reader : private detail::Scanner {
           fail("expected 'from' or 'other', found " + found());
         }
       }
+      expect(")");
+      return v;
+    }
+    if (w == "load_flagged") {
+      auto v = typed(ValueKind::LoadFlagged);
+      expect(">");
+      expect("(");
+      v->view = view();
+      expect(",");
+      expect_word("flag");
+      v->operands.push_back(value());
       expect(")");
       return v;
     }

@@ -221,6 +221,12 @@ class Verifier {
         view(v.view, "a load");
         if (n == 1 && (!v.type.is_tile() || op(0).type.is_tile())) fail(at(v) + " has a masked value but is no tile load");
         break;
+      case ValueKind::LoadFlagged:
+        view(v.view, "a flagged load");
+        if (v.rank) fail(at(v) + " reads another rank's words");
+        if (byte_size(v.type.elem) > 4 || v.type.rows) fail(at(v) + " is not of values of at most 4 bytes");
+        if (!op(0).type.is_scalar()) fail(at(v) + " has a flag that is not a scalar");
+        break;
       case ValueKind::Fill:
         if (!v.type.is_tile() || op(0).type.is_tile()) fail(at(v) + " does not fill a tile with a scalar");
         break;
@@ -322,6 +328,14 @@ class Verifier {
       case StmtKind::Store:
         need(s.value, "a value");
         view(s.view, "a store");
+        break;
+      case StmtKind::StoreFlagged:
+        need(s.value, "a value");
+        need(s.flag, "a flag");
+        view(s.view, "a flagged store");
+        if (s.value && (byte_size(s.value->type.elem) > 4 || s.value->type.rows)) {
+          fail("a flagged store of values of more than 4 bytes");
+        }
         break;
       case StmtKind::Signal:
       case StmtKind::Wait:

@@ -54,7 +54,7 @@ template <class StmtT, class F>
 void for_each_value(StmtT& s, F&& f)
   requires std::is_same_v<std::remove_const_t<StmtT>, Stmt>
 {
-  for (auto* p : {&s.value, &s.rank, &s.lo, &s.hi, &s.hi2, &s.stride}) {
+  for (auto* p : {&s.value, &s.rank, &s.lo, &s.hi, &s.hi2, &s.stride, &s.flag}) {
     if (*p) f(*p);
   }
   for_each_child(s.view, f);

@@ -32,6 +32,7 @@ const char* name(Algorithm a) {
     case Algorithm::ring: return "ring";
     case Algorithm::one_shot_push: return "one_shot_push";
     case Algorithm::two_shot_push: return "two_shot_push";
+    case Algorithm::one_shot_ll: return "one_shot_ll";
   }
   return "?";
 }
@@ -221,12 +222,38 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
                         s);
 }
 
+// all_reduce in data-and-flag words (all_reduce_push.iris's one_shot_ll): the words, a
+// zeroed channel scratch of its own per element size (a block of B elements is B words,
+// and B depends on the size), hold no flag before a call's.
+void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, int programs,
+                   Stream s) {
+  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
+  const std::string channel = "all_reduce_one_shot_ll.e" + std::to_string(es);
+  const Paired pk = paired(
+      ctx, "ccl/all_reduce_push.iris", "all_reduce_one_shot_ll", dt, true, programs,
+      [&](std::size_t B) { return ceil_div(n, B); }, {}, channel);
+  const std::size_t rows = pk.PMAX * 2 * W, mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
+  std::size_t have = 0;
+  void* words = library::scratch(ctx, "ccl.paired." + channel, rows * mine * pk.B * 8, &have, true);
+  const std::int64_t len = static_cast<std::int64_t>(n);
+  pk.in->program.launch(pk.in->kernel,
+                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
+                         static_cast<std::int64_t>(op),
+                         buffer(words, DType::u64, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(have / rows / 8)}),
+                         pk.state()},
+                        s);
+}
+
 }  // namespace
 
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op) {
   if (asked == Algorithm::atomic && (op != ReduceOp::sum || !atomic_sums(dtype))) {
     throw Error(std::string("all_reduce: the atomic algorithm sums 32- and 64-bit types only, not ") + name(op) +
                 " of " + std::string(dtype_name(dtype)));
+  }
+  if (asked == Algorithm::one_shot_ll && dtype_size(dtype) > 4) {
+    throw Error(std::string("all_reduce: one_shot_ll carries types of at most 4 bytes beside its flags, not ") +
+                std::string(dtype_name(dtype)));
   }
   if (asked != Algorithm::automatic) return asked;
   return bytes <= small_up_to("all_reduce", world) ? Algorithm::one_shot_push : Algorithm::two_shot_push;
@@ -255,6 +282,10 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     if (src == dst) src = staged_input(ctx, src, bytes, s);
     backend::active().memset_async(dst, 0, 1, bytes, s);
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
+    return;
+  }
+  if (a == Algorithm::one_shot_ll) {
+    all_reduce_ll(ctx, dt, src, dst, n, o.op, o.programs, s);
     return;
   }
   if (a == Algorithm::one_shot_push || a == Algorithm::two_shot_push || a == Algorithm::ring) {

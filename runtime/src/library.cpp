@@ -101,7 +101,7 @@ void* tile_flags(Context& ctx, Instance& in, std::size_t count) {
   return in.tile_flags;
 }
 
-void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have) {
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have, bool zero) {
   Scratch& s = state(ctx).scratch[name];
   if (s.bytes < bytes) {
     if (s.ptr) {
@@ -109,8 +109,9 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::siz
       ctx.barrier();
       ctx.heap_free(s.ptr);
     }
-    s.ptr = ctx.heap_alloc(bytes);
+    s.ptr = zero ? zeroed_heap(ctx, bytes) : ctx.heap_alloc(bytes);
     s.bytes = bytes;
+    if (zero) ctx.barrier();  // zeroed everywhere before any rank's kernel stores into it
   }
   if (have) *have = s.bytes;
   return s.ptr;

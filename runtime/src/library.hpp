@@ -42,7 +42,8 @@ Instance& instance(Context& ctx, const std::string& file, const std::string& ker
 void* tile_flags(Context& ctx, Instance& in, std::size_t count);
 // The symmetric buffer `name` of at least `bytes`, grown collectively (after every rank's
 // queued work is done: nothing reads the old one any more). `have`: its size now.
-void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have = nullptr);
+// `zero`: zeroed when made or grown.
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have = nullptr, bool zero = false);
 // The zeroed symmetric buffer `name` of `bytes`, made collectively on first use and kept
 // (asking for more than it was made with is an internal error).
 void* zeroed(Context& ctx, const std::string& name, std::size_t bytes);

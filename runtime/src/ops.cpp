@@ -418,7 +418,14 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
                             {ccl::ReduceOp::sum, o.algorithm, o.stream});
     return;
   }
-  const ccl::Algorithm a = ccl::choose_all_reduce(o.algorithm, bytes, ctx.world(), g.dtype, ccl::ReduceOp::sum);
+  // These schedules reduce the tiles with kernels that read the peers' tiles, one shot or
+  // two shot; automatic picks between those two as it was measured for them (one shot
+  // at 1 and 2 ranks and up to 512 KiB, docs/performance.md), not as the collectives pick.
+  const ccl::Algorithm a =
+      o.algorithm != ccl::Algorithm::automatic
+          ? ccl::choose_all_reduce(o.algorithm, bytes, ctx.world(), g.dtype, ccl::ReduceOp::sum)
+      : ctx.world() <= 2 || bytes <= (std::size_t{512} << 10) ? ccl::Algorithm::one_shot
+                                                               : ccl::Algorithm::two_shot;
   if (a != ccl::Algorithm::one_shot && a != ccl::Algorithm::two_shot) {
     throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule reduces tiles one_shot or two_shot, not " +
                 ccl::name(a) + " (the unfused schedule runs every algorithm)");

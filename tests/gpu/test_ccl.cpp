@@ -77,7 +77,7 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
     for (std::size_t n : sizes) {
       for (bool in_place : {false, true}) {
         for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
-                          ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push}) {
+                          ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll}) {
           for (auto op : {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min}) {
             all_reduce_case<float>(ctx, algo, op, n, in_place);
             all_reduce_case<bfloat16>(ctx, algo, op, n, in_place);
@@ -99,6 +99,14 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
       refused = std::string(e.what()).find("atomic") != std::string::npos;
     }
     require(refused, "an atomic all_reduce of bf16 is refused with a message");
+    auto l = ctx.zeros<std::int64_t>(std::size_t{8});
+    refused = false;
+    try {
+      ccl::all_reduce(ctx, l, {ccl::ReduceOp::sum, ccl::Algorithm::one_shot_ll, nullptr});
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("at most 4 bytes") != std::string::npos;
+    }
+    require(refused, "a one_shot_ll all_reduce of i64 is refused with a message");
   });
 }
 
@@ -111,8 +119,9 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
       fill(x, ctx, call);
       constexpr ccl::Algorithm kEvery[] = {ccl::Algorithm::one_shot,      ccl::Algorithm::two_shot,
                                            ccl::Algorithm::ring,          ccl::Algorithm::atomic,
-                                           ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push};
-      const ccl::Algorithm algo = kEvery[call % 6];
+                                           ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
+                                           ccl::Algorithm::one_shot_ll};
+      const ccl::Algorithm algo = kEvery[call % 7];
       ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});
       ctx.synchronize();
       expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
@@ -183,9 +192,11 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     // Programs stop growing at 2 per SM, at 2 * SMs blocks of 1024 floats.
     const std::size_t n0 = static_cast<std::size_t>(ctx.multiprocessors()) * 2 * 1024 + 1000;
     const int calls = on_host_backend() ? 12 : 100;
-    for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring}) {
+    for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
+                      ccl::Algorithm::one_shot_ll}) {
       // two_shot_push and ring deal 1/world of the blocks to each step of a program.
-      const std::size_t m0 = algo == ccl::Algorithm::one_shot_push ? n0 : n0 * uw;
+      const bool one = algo == ccl::Algorithm::one_shot_push || algo == ccl::Algorithm::one_shot_ll;
+      const std::size_t m0 = one ? n0 : n0 * uw;
       std::vector<Tensor<float>> x, y;
       for (int set = 0; set < 2; ++set) {
         x.push_back(filled<float>(ctx, m0 * (1 + 2 * static_cast<std::size_t>(set)), 40 + set));
@@ -206,7 +217,8 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     }
     // One kernel's calls share its scratch and flags whatever their element type and
     // program count: queued calls of f32 and bf16, small (a few programs) and large.
-    for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring}) {
+    for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
+                      ccl::Algorithm::one_shot_ll}) {
       auto xf = filled<float>(ctx, 3000, 50), yf = ctx.zeros<float>(std::size_t{3000});
       auto xb = filled<bfloat16>(ctx, n0 * uw, 51), yb = ctx.zeros<bfloat16>(n0 * uw);
       ctx.barrier();
@@ -268,7 +280,7 @@ TEST_P(Collectives, GraphReplaysWithoutAReset) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const std::size_t n = 4099;
     for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic,
-                      ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push}) {
+                      ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll}) {
       auto x = ctx.empty<float>(n);
       auto y = ctx.empty<float>(n);
       fill(x, ctx, 0);

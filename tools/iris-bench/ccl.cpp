@@ -31,6 +31,7 @@ namespace {
 // the one it picked shown). A new ccl::Algorithm is added here.
 constexpr ccl::Algorithm kAllReduceAlgorithms[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
                                                    ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
+                                                   ccl::Algorithm::one_shot_ll,
                                                    ccl::Algorithm::atomic};
 constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                                        Collective::all_to_all, Collective::broadcast};
@@ -141,9 +142,10 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
                   : "iris::ccl::all_to_all is out of place only (peers write what it reads)";
   }
   if (c.collective == Collective::broadcast && !in_place && !v.nccl) return "iris::ccl::broadcast is in place only";
-  if (!v.nccl && c.collective == Collective::all_reduce && v.algorithm == ccl::Algorithm::one_shot_push &&
+  if (!v.nccl && c.collective == Collective::all_reduce &&
+      (v.algorithm == ccl::Algorithm::one_shot_push || v.algorithm == ccl::Algorithm::one_shot_ll) &&
       c.n * dtype_size(c.dtype) > kOneShotPushMost) {
-    return "one_shot_push is timed up to 16 MiB (its scratch holds 2 world inputs)";
+    return std::string(ccl::name(v.algorithm)) + " is timed up to 16 MiB (its scratch holds 2 world inputs)";
   }
   if (!v.nccl && v.route == ccl::Route::staged && output_count(c) * dtype_size(c.dtype) > kOneShotPushMost) {
     return "the staged route is timed up to 16 MiB of output (its scratch holds 2 world outputs)";

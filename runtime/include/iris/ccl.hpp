@@ -31,8 +31,10 @@ enum class ReduceOp { sum, max, min };
 // types only). one_shot_push and two_shot_push move the same data as one_shot and
 // two_shot by stores alone (each rank stores into the receivers' scratch, receivers
 // reduce from their own memory), with one flag round per step between the programs of
-// equal number on every rank instead of grid-wide barriers. automatic picks by size.
-enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push };
+// equal number on every rank instead of grid-wide barriers. one_shot_ll is one_shot_push
+// in data-and-flag words (each element beside the call's epoch in a 64-bit word: no
+// fence, no separate flag; types of at most 4 bytes). automatic picks by size.
+enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push, one_shot_ll };
 
 // Where all_gather, reduce_scatter, all_to_all and broadcast put what they receive.
 // direct: into the output (a flag round when every rank has arrived, so its output is

@@ -10,3 +10,4 @@
 #include "device/atomics.hpp"
 #include "device/signal.hpp"
 #include "device/tile.hpp"
+#include "device/flagged.hpp"

@@ -178,6 +178,10 @@ class Program {
   // A tile (or a scalar broadcast) to store, converted to the tensor's type.
   std::vector<S> source(const tir::Value& v, std::size_t n, ScalarType to);
   void after_wait();
+  // Data-and-flag words: the word for x (of t) with `flag`; the value of element `e` of
+  // the u64 tensor view's words once its flag is `flag` (waits as `wait` does).
+  std::uint64_t flag_word(ScalarType t, S x, std::uint64_t flag) const;
+  S flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag);
   void stmt(const tir::Stmt& s);
 };
 

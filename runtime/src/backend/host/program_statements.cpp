@@ -66,6 +66,31 @@ void Program::after_wait() {
   if (l_.ctx.control && std::atomic_ref<unsigned>(l_.ctx.control->abort).load(std::memory_order_relaxed)) throw Stopped{};
 }
 
+std::uint64_t Program::flag_word(ScalarType t, S x, std::uint64_t flag) const {
+  std::uint32_t bits = 0;
+  write(t, &bits, x);  // the value's bytes in the low half, little-endian as on the GPU
+  return (flag << 32) | bits;
+}
+
+S Program::flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag) {
+  const char* p = words + e * 8;
+  const std::string where = site(v.range);
+  const std::uint64_t want = flag << 32;
+  // Flags only grow in a correct program (a word holds this call's flag or an older
+  // one), so waiting for >= is waiting for ==; a later flag is this program's bug.
+  Flag f{p, 8, false, param(v.view.param).name.c_str(), e};
+  const std::uint64_t w = wait(l_.ctx, f, device::Cmp::ge, want, device::WaitSite{where.c_str(), -1, 0},
+                               static_cast<int>(program_), &l_.failed);
+  after_wait();
+  if ((w >> 32) != (flag & 0xffffffffu)) {
+    fail(v.range, "a flagged load waited for flag " + std::to_string(flag & 0xffffffffu) + " and found a word of flag " +
+                      std::to_string(w >> 32) + " (element " + std::to_string(e) + " of " + param(v.view.param).name +
+                      "): a later call wrote it before this one read it");
+  }
+  const std::uint32_t bits = static_cast<std::uint32_t>(w);
+  return read(v.type.elem, &bits);
+}
+
 void Program::stmt(const tir::Stmt& s) {
   using K = tir::StmtKind;
   switch (s.kind) {
@@ -96,6 +121,23 @@ void Program::stmt(const tir::Stmt& s) {
       const View1 w = view1(s.view, s.range, "a store to");
       track(s.view.param, base(s.view.param, s.rank, s.range), w.offset, true, s.range);
       write(t, base(s.view.param, s.rank, s.range) + w.offset * eb, x);
+      return;
+    }
+    case K::StoreFlagged: {
+      const std::uint64_t flag = static_cast<std::uint64_t>(sc(*s.flag).i) & 0xffffffffu;
+      const ScalarType t = s.value->type.elem;
+      const View1 w = view1(s.view, s.range, "a flagged store to");
+      char* b = base(s.view.param, s.rank, s.range) + w.offset * 8;
+      const auto put = [&](i64 e, S x) {
+        if (races::enabled()) track_as(s.view.param, b + e * 8, w.offset + e, races::Access::atomic_write, s.range);
+        store_bits<std::uint64_t>(b + e * 8, flag_word(t, x, flag));
+      };
+      if (s.view.size) {
+        const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.size), t);
+        for (i64 e = 0; e < w.n; ++e) put(e, x[static_cast<std::size_t>(e)]);
+      } else {
+        put(0, sc(*s.value));
+      }
       return;
     }
     case K::Signal: {

@@ -152,6 +152,12 @@ S Program::sc(const tir::Value& v) {
       track(v.view.param, b, w.offset, false, v.range);
       return cast(v.type.elem, t, read(t, b + w.offset * elem_bytes(t)));
     }
+    case K::LoadFlagged: {
+      const View1 w = view1(v.view, v.range, "a flagged load of");
+      const char* b = base(v.view.param, nullptr, v.range) + w.offset * 8;
+      if (races::enabled()) track_as(v.view.param, b, w.offset, races::Access::atomic_read, v.range);
+      return flagged_value(v, b, 0, static_cast<std::uint64_t>(sc(*v.operands[0]).i) & 0xffffffffu);
+    }
     case K::Reduce: return reduce(v);
     case K::Select: {
       const S c = sc(*v.operands[0]);
@@ -274,6 +280,17 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
       track_range(v.view.param, base(v.view.param, v.rank, v.range), w.offset, w.n, false, v.range);
       const char* b = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
       for (i64 e = 0; e < w.n; ++e) out[static_cast<std::size_t>(e)] = cast(v.type.elem, t, read(t, b + e * elem_bytes(t)));
+      return;
+    }
+    case K::LoadFlagged: {
+      const View1 w = view1(v.view, v.range, "a flagged load of");
+      const char* b = base(v.view.param, nullptr, v.range) + w.offset * 8;
+      const std::uint64_t flag = static_cast<std::uint64_t>(sc(*v.operands[0]).i) & 0xffffffffu;
+      out.assign(n, S{});
+      for (i64 e = 0; e < w.n; ++e) {
+        if (races::enabled()) track_as(v.view.param, b + e * 8, w.offset + e, races::Access::atomic_read, v.range);
+        out[static_cast<std::size_t>(e)] = flagged_value(v, b, e, flag);
+      }
       return;
     }
     case K::Atomic: {

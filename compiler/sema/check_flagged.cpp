@@ -1,0 +1,125 @@
+// Data-and-flag words (NCCL's LL protocol, as a language feature): a value of at most 4
+// bytes travels in the low half of a 64-bit word whose high half is a flag, written
+// with one store, so a receiver that polls the word until the flag is the one it
+// expects has the value too: no fence, no separate flag, one trip over the link.
+//
+//   store(words[j], v, to: r, flag: e);   // words: symmetric tensor<u64>, v: tile<T>
+//   let v = load<T>(words[j], flag: e);   // this rank's words; waits for the flag
+#include "compiler/sema/sema_state.hpp"
+
+namespace irisc::sema {
+
+using namespace tir;
+
+namespace {
+
+// The flag: a scalar integer, converted to u64 (its low 32 bits are what goes in a word).
+bool flag_ok(const Value& v) { return v.type.is_scalar() && is_integer(v.type.elem); }
+
+}  // namespace
+
+ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
+  const std::string fn = "store";
+  auto no_value = [&]() {
+    if (!as_statement) diags_.emit(DiagnosticKind::NoValue, e.range, {fn});
+    return error_value(e.range);
+  };
+  if (!check_named(e, {"to", "flag"})) return no_value();
+  if (e.args.size() != 2) {
+    diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {fn, "2", std::to_string(e.args.size())});
+    return no_value();
+  }
+  auto dst = view(*e.args[0], fn);
+  if (!dst || !plain_view(*dst, e.args[0]->range)) return no_value();
+  const Param& dp = out_.params[static_cast<std::size_t>(dst->param)];
+  if (dp.elem != ScalarType::u64 || dst->rows) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[0]->range,
+                {"a flagged store writes 64-bit words: its view must be of a tensor<u64> (one word per element), "
+                 "not " + std::string(ast::scalar_type_name(dp.elem)) + (dst->rows ? " in 2-D" : "")});
+    return no_value();
+  }
+  ValuePtr value = expr(*e.args[1]);
+  if (value->error) return no_value();
+  if (value->type.kind != TypeKind::Scalar && value->type.kind != TypeKind::Tile) {
+    diags_.emit(DiagnosticKind::TypeMismatch, e.args[1]->range, {type_name(value->type), "a value", ""});
+    return no_value();
+  }
+  if (value->type.rows || byte_size(value->type.elem) > 4 || value->type.elem == ScalarType::int_) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[1]->range,
+                {"a word carries a value of at most 4 bytes (f32, f16, bf16, i32, u32) beside its flag, not " +
+                 type_name(value->type)});
+    return no_value();
+  }
+  if (value->type.is_tile() && value->type.size != dst->size) {
+    diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(value->type), dst->size ? shape_text(view_type(*dst, dp.elem)) : "1"});
+    return no_value();
+  }
+  if (value->type.is_scalar() && dst->size) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[1]->range,
+                {"a flagged store of a tile view takes a tile of the same size, not a scalar"});
+    return no_value();
+  }
+  const ast::Expr* f = named(e, "flag");
+  ValuePtr flag = expr(*f);
+  if (flag->error) return no_value();
+  if (!flag_ok(*flag)) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, f->range, {"the flag is a scalar integer, not " + type_name(flag->type)});
+    return no_value();
+  }
+  if (!as_statement) return no_value();
+  auto s = std::make_unique<Stmt>();
+  s->kind = StmtKind::StoreFlagged;
+  s->range = e.range;
+  s->view = *dst;
+  s->value = value;
+  s->rank = rank_arg(e, "to", *dst);
+  s->flag = coerce(flag, ScalarType::u64, f->range);
+  stmts->push_back(std::move(s));
+  return nullptr;
+}
+
+ValuePtr KernelChecker::load_flagged(const ast::Expr& e) {
+  const std::string fn = "load";
+  if (!check_named(e, {"flag", "from", "other"})) return error_value(e.range);
+  if (const ast::Expr* from = named(e, "from")) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, from->range,
+                {"a flagged load polls this rank's words until their flag arrives; it takes no 'from:'"});
+    return error_value(e.range);
+  }
+  if (const ast::Expr* other = named(e, "other")) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, other->range, {"a flagged load's masked elements read 0; it takes no 'other:'"});
+    return error_value(e.range);
+  }
+  if (e.args.size() != 1) {
+    diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {fn, "1", std::to_string(e.args.size())});
+    return error_value(e.range);
+  }
+  auto v = view(*e.args[0], fn);
+  if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
+  const Param& p = out_.params[static_cast<std::size_t>(v->param)];
+  if (p.elem != ScalarType::u64 || v->rows) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[0]->range,
+                {"a flagged load reads 64-bit words: its view must be of a tensor<u64> (one word per element), not " +
+                 std::string(ast::scalar_type_name(p.elem)) + (v->rows ? " in 2-D" : "")});
+    return error_value(e.range);
+  }
+  const ScalarType t = e.type_arg ? resolve(*e.type_arg) : ScalarType::u32;
+  if (byte_size(t) > 4 || t == ScalarType::int_) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.range,
+                {"a word carries a value of at most 4 bytes (f32, f16, bf16, i32, u32), not " + std::string(ast::scalar_type_name(t))});
+    return error_value(e.range);
+  }
+  const ast::Expr* f = named(e, "flag");
+  ValuePtr flag = expr(*f);
+  if (flag->error) return error_value(e.range);
+  if (!flag_ok(*flag)) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, f->range, {"the flag is a scalar integer, not " + type_name(flag->type)});
+    return error_value(e.range);
+  }
+  auto result = make(ValueKind::LoadFlagged, v->size ? Type::tile(t, v->size) : Type::scalar(t), e.range);
+  result->view = *v;
+  result->operands.push_back(coerce(flag, ScalarType::u64, f->range));
+  return result;
+}
+
+}  // namespace irisc::sema
