@@ -175,7 +175,7 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   pk.in = &instance(ctx, file, kernel, defines);
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   pk.counters = static_cast<std::uint64_t*>(
-      library::zeroed(ctx, "ccl.paired." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
+      library::zeroed(ctx, "ccl.paired.flags." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
   return pk;
 }
 
