@@ -42,6 +42,7 @@ const char* name(Route r) {
     case Route::automatic: return "automatic";
     case Route::direct: return "direct";
     case Route::staged: return "staged";
+    case Route::ll: return "ll";
   }
   return "?";
 }
@@ -222,25 +223,39 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
                         s);
 }
 
-// all_reduce in data-and-flag words (all_reduce_push.iris's one_shot_ll): the words, a
-// zeroed channel scratch of its own per element size (a block of B elements is B words,
-// and B depends on the size), hold no flag before a call's.
+// The data-and-flag words of a paired kernel: PMAX * `rows` rows of a program's blocks
+// of `n` elements, a word an element, in a zeroed scratch of the channel's own (a word
+// must hold no flag before the call that writes it; a block of B elements is B words,
+// and B depends on the element size, which the channel name therefore carries).
+Arg paired_words(Context& ctx, const Paired& pk, std::size_t rows, std::size_t n) {
+  const std::size_t all = pk.PMAX * rows, mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
+  std::size_t have = 0;
+  void* words = library::scratch(ctx, "ccl.paired." + pk.channel, all * mine * pk.B * 8, &have, true);
+  return buffer(words, DType::u64, {static_cast<std::int64_t>(all), static_cast<std::int64_t>(have / all / 8)});
+}
+
+// A data-and-flag kernel's channel: its name and the element size.
+std::string ll_channel(const char* kernel, DType dt) { return std::string(kernel) + ".e" + std::to_string(dtype_size(dt)); }
+
+void require_ll_type(const char* what, DType dt) {
+  if (dtype_size(dt) > 4) {
+    throw Error(std::string(what) + ": data-and-flag words carry types of at most 4 bytes beside their flags, not " +
+                std::string(dtype_name(dt)));
+  }
+}
+
+// all_reduce in data-and-flag words (all_reduce_push.iris's one_shot_ll).
 void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, int programs,
                    Stream s) {
-  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const std::string channel = "all_reduce_one_shot_ll.e" + std::to_string(es);
+  const char* kernel = "all_reduce_one_shot_ll";
   const Paired pk = paired(
-      ctx, "ccl/all_reduce_push.iris", "all_reduce_one_shot_ll", dt, true, programs,
-      [&](std::size_t B) { return ceil_div(n, B); }, {}, channel);
-  const std::size_t rows = pk.PMAX * 2 * W, mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
-  std::size_t have = 0;
-  void* words = library::scratch(ctx, "ccl.paired." + channel, rows * mine * pk.B * 8, &have, true);
+      ctx, "ccl/ll.iris", kernel, dt, true, programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
+      ll_channel(kernel, dt));
   const std::int64_t len = static_cast<std::int64_t>(n);
   pk.in->program.launch(pk.in->kernel,
-                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
-                         static_cast<std::int64_t>(op),
-                         buffer(words, DType::u64, {static_cast<std::int64_t>(rows), static_cast<std::int64_t>(have / rows / 8)}),
-                         pk.state()},
+                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
+                         buffer(dst, dt, {len}), static_cast<std::int64_t>(op),
+                         paired_words(ctx, pk, 2 * static_cast<std::size_t>(ctx.world()), n), pk.state()},
                         s);
 }
 
@@ -306,12 +321,26 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
 void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const bool staged = choose_route("all_gather", o.route, n * W * es, ctx.world()) == Route::staged;
+  const Route route = choose_route("all_gather", o.route, n * W * es, ctx.world());
+  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  if (route == Route::ll) {
+    require_ll_type("all_gather", dt);
+    const char* kernel = "all_gather_ll";
+    const Paired pk = paired(
+        ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
+        ll_channel(kernel, dt));
+    pk.in->program.launch(pk.in->kernel,
+                          {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es),
+                           Arg::device_buffer(dst, dt, Shape{len * w}, n * W * es), paired_words(ctx, pk, 2 * W, n),
+                           pk.state()},
+                          stream_of(ctx, o));
+    return;
+  }
+  const bool staged = route == Route::staged;
   if (!staged) require_on_heap(ctx, "all_gather", dst);
   const char* kernel = staged ? "all_gather_via_scratch" : "all_gather";
   const Paired pk = paired(ctx, "ccl/all_gather.iris", kernel, dt, false, o.programs,
                            [&](std::size_t B) { return ceil_div(n, B); });
-  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es),
                         staged ? Arg::device_buffer(dst, dt, Shape{len * w}, n * W * es) : buffer(dst, dt, {len * w})};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
@@ -323,8 +352,23 @@ void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
 void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
+  const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world());
+  if (route == Route::ll) {
+    require_ll_type("reduce_scatter", dt);
+    const char* kernel = "reduce_scatter_ll";
+    const Paired pk = paired(
+        ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
+        ll_channel(kernel, dt));
+    const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+    pk.in->program.launch(pk.in->kernel,
+                          {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
+                           Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
+                           paired_words(ctx, pk, 2 * W, n), pk.state()},
+                          stream_of(ctx, o));
+    return;
+  }
   // Staged: two scratch parts used in turn; direct: one.
-  const std::size_t parts = choose_route("reduce_scatter", o.route, n * es, ctx.world()) == Route::staged ? 2 : 1;
+  const std::size_t parts = route == Route::staged ? 2 : 1;
   Paired pk = paired(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", dt, true, o.programs,
                      [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}},
                      parts == 2 ? "reduce_scatter.staged" : "reduce_scatter");
@@ -340,12 +384,26 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const bool staged = choose_route("all_to_all", o.route, n * W * es, ctx.world()) == Route::staged;
+  const Route route = choose_route("all_to_all", o.route, n * W * es, ctx.world());
+  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  if (route == Route::ll) {
+    require_ll_type("all_to_all", dt);
+    const char* kernel = "all_to_all_ll";
+    const Paired pk = paired(
+        ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
+        ll_channel(kernel, dt));
+    pk.in->program.launch(pk.in->kernel,
+                          {Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len}, n * W * es),
+                           Arg::device_buffer(dst, dt, Shape{w, len}, n * W * es), paired_words(ctx, pk, 2 * W, n),
+                           pk.state()},
+                          stream_of(ctx, o));
+    return;
+  }
+  const bool staged = route == Route::staged;
   if (!staged) require_on_heap(ctx, "all_to_all", dst);
   const char* kernel = staged ? "all_to_all_via_scratch" : "all_to_all";
   const Paired pk = paired(ctx, "ccl/all_to_all.iris", kernel, dt, false, o.programs,
                            [&](std::size_t B) { return ceil_div(n, B); });
-  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len}, n * W * es),
                         staged ? Arg::device_buffer(dst, dt, Shape{w, len}, n * W * es) : buffer(dst, dt, {w, len})};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
@@ -362,7 +420,9 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   if (n == 0) return;
   require_on_heap(ctx, "broadcast", x);
   const std::size_t es = dtype_size(dt);
-  const bool staged = choose_route("broadcast", o.route, n * es, ctx.world()) == Route::staged;
+  const Route route = choose_route("broadcast", o.route, n * es, ctx.world());
+  if (route == Route::ll) throw Error("broadcast: no ll route yet (direct, staged or automatic)");
+  const bool staged = route == Route::staged;
   const char* kernel = staged ? "broadcast_via_scratch" : "broadcast";
   const std::size_t others = static_cast<std::size_t>(std::max(1, ctx.world() - 1));
   const Paired pk = paired(ctx, "ccl/broadcast.iris", kernel, dt, false, o.programs, [&](std::size_t B) {

@@ -130,13 +130,22 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
   });
 }
 
+// broadcast has no ll route: the tests that run every route give it automatic there.
+ccl::Options broadcast_options(ccl::Options o) {
+  if (o.route == ccl::Route::ll) o.route = ccl::Route::automatic;
+  return o;
+}
+
 TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const int w = ctx.world();
     const auto uw = static_cast<std::size_t>(w);
+    // Past one program's blocks (the host backend's heap is 64 MiB: less there).
+    const std::size_t big = on_host_backend() ? 30000 : 300000;
     for (auto [n, route] : {std::pair{std::size_t{1}, ccl::Route::automatic}, {std::size_t{1001}, ccl::Route::automatic},
                             {std::size_t{1001}, ccl::Route::direct}, {std::size_t{1001}, ccl::Route::staged},
-                            {std::size_t{300000}, ccl::Route::direct}, {std::size_t{300000}, ccl::Route::staged}}) {
+                            {big, ccl::Route::direct}, {big, ccl::Route::staged}, {std::size_t{1001}, ccl::Route::ll},
+                            {big, ccl::Route::ll}}) {
       const std::string at = " of " + std::to_string(n) + " (" + ccl::name(route) + ")";
       ccl::Options o;
       o.route = route;
@@ -164,7 +173,7 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       }, "all_to_all" + at);
 
       auto b = filled<half>(ctx, n, 3);
-      ccl::broadcast(ctx, b, w - 1, o);
+      ccl::broadcast(ctx, b, w - 1, broadcast_options(o));
       ctx.synchronize();
       expect_equal(b, [&](std::size_t i) { return input(w - 1, i, 3); }, "broadcast" + at);
     }
@@ -177,6 +186,23 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       refused = std::string(e.what()).find("all_gather: the output has 5 elements") != std::string::npos;
     }
     require(refused, "an all_gather into the wrong size is refused with a message");
+    refused = false;
+    try {
+      auto b = ctx.zeros<float>(std::size_t{4});
+      ccl::broadcast(ctx, b, 0, {.route = ccl::Route::ll});
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("no ll route") != std::string::npos;
+    }
+    require(refused, "a broadcast by the ll route is refused with a message");
+    refused = false;
+    try {
+      auto x = ctx.zeros<std::int64_t>(std::size_t{4});
+      auto y = ctx.zeros<std::int64_t>(std::size_t{4} * uw);
+      ccl::all_gather(ctx, x, y, {.route = ccl::Route::ll});
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("at most 4 bytes") != std::string::npos;
+    }
+    require(refused, "an all_gather of 8-byte elements by the ll route is refused with a message");
   });
 }
 
@@ -233,7 +259,7 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
       ctx.barrier();
     }
     const std::size_t n = n0;
-    for (auto route : {ccl::Route::direct, ccl::Route::staged}) {
+    for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
       ccl::Options o;
       o.route = route;
       const std::string how = std::string(" (") + ccl::name(route) + ")";
@@ -253,7 +279,7 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
         ccl::all_gather(ctx, in[k], gathered[k], o);
         ccl::reduce_scatter(ctx, big[k], mine[k], o);
         ccl::all_to_all(ctx, big[k], a2a[k], o);
-        ccl::broadcast(ctx, b[k], w - 1, o);
+        ccl::broadcast(ctx, b[k], w - 1, broadcast_options(o));
       }
       ctx.synchronize();
       for (int set = 0; set < 2; ++set) {
@@ -313,14 +339,14 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcastInAGraph) {
     auto mine = ctx.empty<float>(n);
     auto a2a = ctx.empty<float>(n * uw);
     auto b = ctx.empty<float>(n);
-    for (auto route : {ccl::Route::direct, ccl::Route::staged}) {
+    for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
     ccl::Options o;
     o.route = route;
     const auto calls = [&] {
       ccl::all_gather(ctx, x, gathered, o);
       ccl::reduce_scatter(ctx, big, mine, o);
       ccl::all_to_all(ctx, big, a2a, o);
-      ccl::broadcast(ctx, b, w - 1, o);
+      ccl::broadcast(ctx, b, w - 1, broadcast_options(o));
     };
     calls();  // the eager first calls set up
     ctx.synchronize();

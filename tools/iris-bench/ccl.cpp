@@ -77,7 +77,7 @@ Collective parse_collective(const std::string& s) {
   return parse_name(kCollectives, s, "--collectives", [](Collective c) { return std::string(name(c)); });
 }
 ccl::Route parse_route(const std::string& s) {
-  constexpr ccl::Route kRoutes[] = {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged};
+  constexpr ccl::Route kRoutes[] = {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged, ccl::Route::ll};
   return parse_name(kRoutes, s, "--routes", [](ccl::Route r) { return std::string(ccl::name(r)); });
 }
 ccl::Algorithm parse_algorithm(const std::string& s) {
@@ -147,8 +147,14 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
       c.n * dtype_size(c.dtype) > kOneShotPushMost) {
     return std::string(ccl::name(v.algorithm)) + " is timed up to 16 MiB (its scratch holds 2 world inputs)";
   }
-  if (!v.nccl && v.route == ccl::Route::staged && output_count(c) * dtype_size(c.dtype) > kOneShotPushMost) {
-    return "the staged route is timed up to 16 MiB of output (its scratch holds 2 world outputs)";
+  if (!v.nccl && v.route == ccl::Route::ll) {
+    if (c.collective == Collective::broadcast) return "broadcast has no ll route yet";
+    if (dtype_size(c.dtype) > 4) return "the ll route carries types of at most 4 bytes";
+  }
+  if (!v.nccl && (v.route == ccl::Route::staged || v.route == ccl::Route::ll) &&
+      output_count(c) * dtype_size(c.dtype) > kOneShotPushMost) {
+    return std::string("the ") + ccl::name(v.route) +
+           " route is timed up to 16 MiB of output (its scratch holds 2 world outputs, or more)";
   }
   if (!v.nccl && c.collective == Collective::all_reduce) {
     try {

@@ -42,8 +42,11 @@ enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_pus
 // all-gather, three rounds); reduce_scatter: into one scratch, which a rank writes only
 // after hearing that its owner has read the last call's. staged: into a scratch of two
 // parts that calls use in turn, then copied or reduced into the output: one flag round
-// a call, for 2 world times the data in scratch (small sizes). automatic picks by size.
-enum class Route { automatic, direct, staged };
+// a call, for 2 world times the data in scratch (small sizes). ll: staged in
+// data-and-flag words (all_reduce's one_shot_ll): no flag round, 2-4 times the bytes on
+// the links; types of at most 4 bytes; all_gather, reduce_scatter and all_to_all only,
+// and not yet timed, so automatic does not pick it. automatic picks by size.
+enum class Route { automatic, direct, staged, ll };
 
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter
