@@ -1,0 +1,75 @@
+// What iris::ccl's automatic picks, from its one table of measured crossovers
+// (runtime/src/ccl.cpp, docs/library.md "Which algorithm runs where, and why"), and
+// what it refuses. Pure functions of size, world and type: no GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "iris/ccl.hpp"
+
+namespace iris {
+namespace {
+
+using ccl::Algorithm;
+using ccl::ReduceOp;
+using ccl::Route;
+
+constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
+
+TEST(CclChoices, AllReduceBySizeAndWorld) {
+  const auto pick = [](std::size_t bytes, int world) {
+    return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
+  };
+  EXPECT_EQ(pick(8 * KiB, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(256 * KiB, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(256 * KiB + 1, 4), Algorithm::two_shot_push);
+  EXPECT_EQ(pick(256 * MiB, 8), Algorithm::two_shot_push);
+  // At 2 ranks both move the same data; one_shot_push won at 1 MiB.
+  EXPECT_EQ(pick(1 * MiB, 2), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(1 * MiB + 1, 2), Algorithm::two_shot_push);
+  EXPECT_EQ(pick(1 * MiB, 1), Algorithm::one_shot_push);
+  // An explicit algorithm is kept.
+  EXPECT_EQ(ccl::choose_all_reduce(Algorithm::ring, 8, 4, DType::f32, ReduceOp::max), Algorithm::ring);
+}
+
+TEST(CclChoices, RoutesBySize) {
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB, 4), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB + 1, 4), Route::direct);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 4 * MiB, 4), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 16 * MiB, 4), Route::direct);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 4), Route::direct);
+  // automatic never picks what is not yet measured.
+  for (std::size_t b : {std::size_t{8}, 64 * KiB, 1 * MiB, 256 * MiB}) {
+    EXPECT_NE(ccl::choose_route("all_gather", Route::automatic, b, 4), Route::ll);
+    EXPECT_NE(ccl::choose_all_reduce(Algorithm::automatic, b, 4, DType::f32, ReduceOp::sum), Algorithm::one_shot_ll);
+  }
+  EXPECT_EQ(ccl::choose_route("all_to_all", Route::ll, 8, 4), Route::ll);
+  EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 4), Error);
+}
+
+TEST(CclChoices, RefusalsNameTheirReason) {
+  const auto message = [](Algorithm a, DType t, ReduceOp op) {
+    try {
+      ccl::choose_all_reduce(a, 64, 4, t, op);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message(Algorithm::atomic, DType::bf16, ReduceOp::sum).find("32- and 64-bit"), std::string::npos);
+  EXPECT_NE(message(Algorithm::atomic, DType::f32, ReduceOp::max).find("max"), std::string::npos);
+  EXPECT_NE(message(Algorithm::one_shot_ll, DType::i64, ReduceOp::sum).find("at most 4 bytes"), std::string::npos);
+  EXPECT_EQ(message(Algorithm::one_shot_ll, DType::bf16, ReduceOp::sum), "");
+}
+
+TEST(CclChoices, Names) {
+  EXPECT_STREQ(ccl::name(Algorithm::one_shot_push), "one_shot_push");
+  EXPECT_STREQ(ccl::name(Algorithm::two_shot_push), "two_shot_push");
+  EXPECT_STREQ(ccl::name(Algorithm::one_shot_ll), "one_shot_ll");
+  EXPECT_STREQ(ccl::name(Route::staged), "staged");
+  EXPECT_STREQ(ccl::name(Route::ll), "ll");
+}
+
+}  // namespace
+}  // namespace iris
