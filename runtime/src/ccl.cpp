@@ -318,35 +318,45 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
                     s);
 }
 
-void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
-  if (n == 0) return;
-  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const Route route = choose_route("all_gather", o.route, n * W * es, ctx.world());
-  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+namespace {
+
+// all_gather and all_to_all: every rank sends n elements to every rank, by the route
+// `o` asks for (dsl/ccl/<what>.iris's `what` and `what`_via_scratch, dsl/ccl/ll.iris's
+// `what`_ll), src and dst shaped as the kernels take them.
+void exchange(Context& ctx, const std::string& what, DType dt, const void* src, const Shape& src_shape, void* dst,
+              const Shape& dst_shape, std::size_t n, const Options& o) {
+  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world()), bytes = n * W * es;
+  const Route route = choose_route(what.c_str(), o.route, bytes, ctx.world());
+  const auto blocks = [&](std::size_t B) { return ceil_div(n, B); };
+  std::size_t src_elements = 1;
+  for (std::int64_t d : src_shape) src_elements *= static_cast<std::size_t>(d);
+  const Arg in = Arg::device_buffer(const_cast<void*>(src), dt, src_shape, src_elements * es);
   if (route == Route::ll) {
-    require_ll_type("all_gather", dt);
-    const char* kernel = "all_gather_ll";
-    const Paired pk = paired(
-        ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
-        ll_channel(kernel, dt));
+    require_ll_type(what.c_str(), dt);
+    const std::string kernel = what + "_ll";
+    const Paired pk = paired(ctx, "ccl/ll.iris", kernel.c_str(), dt, true, o.programs, blocks, {}, ll_channel(kernel.c_str(), dt));
     pk.in->program.launch(pk.in->kernel,
-                          {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es),
-                           Arg::device_buffer(dst, dt, Shape{len * w}, n * W * es), paired_words(ctx, pk, 2 * W, n),
-                           pk.state()},
+                          {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, 2 * W, n), pk.state()},
                           stream_of(ctx, o));
     return;
   }
   const bool staged = route == Route::staged;
-  if (!staged) require_on_heap(ctx, "all_gather", dst);
-  const char* kernel = staged ? "all_gather_via_scratch" : "all_gather";
-  const Paired pk = paired(ctx, "ccl/all_gather.iris", kernel, dt, false, o.programs,
-                           [&](std::size_t B) { return ceil_div(n, B); });
-  std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es),
-                        staged ? Arg::device_buffer(dst, dt, Shape{len * w}, n * W * es) : buffer(dst, dt, {len * w})};
+  if (!staged) require_on_heap(ctx, what.c_str(), dst);
+  const std::string kernel = staged ? what + "_via_scratch" : what;
+  const Paired pk = paired(ctx, ("ccl/" + what + ".iris").c_str(), kernel.c_str(), dt, false, o.programs, blocks);
+  std::vector<Arg> args{in, staged ? Arg::device_buffer(dst, dt, dst_shape, bytes) : buffer(dst, dt, dst_shape)};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+}
+
+}  // namespace
+
+void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
+  if (n == 0) return;
+  const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  exchange(ctx, "all_gather", dt, src, Shape{len}, dst, Shape{len * w}, n, o);
 }
 
 void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
@@ -383,33 +393,8 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
 
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
-  const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const Route route = choose_route("all_to_all", o.route, n * W * es, ctx.world());
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
-  if (route == Route::ll) {
-    require_ll_type("all_to_all", dt);
-    const char* kernel = "all_to_all_ll";
-    const Paired pk = paired(
-        ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
-        ll_channel(kernel, dt));
-    pk.in->program.launch(pk.in->kernel,
-                          {Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len}, n * W * es),
-                           Arg::device_buffer(dst, dt, Shape{w, len}, n * W * es), paired_words(ctx, pk, 2 * W, n),
-                           pk.state()},
-                          stream_of(ctx, o));
-    return;
-  }
-  const bool staged = route == Route::staged;
-  if (!staged) require_on_heap(ctx, "all_to_all", dst);
-  const char* kernel = staged ? "all_to_all_via_scratch" : "all_to_all";
-  const Paired pk = paired(ctx, "ccl/all_to_all.iris", kernel, dt, false, o.programs,
-                           [&](std::size_t B) { return ceil_div(n, B); });
-  std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{w, len}, n * W * es),
-                        staged ? Arg::device_buffer(dst, dt, Shape{w, len}, n * W * es) : buffer(dst, dt, {w, len})};
-  if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
-  args.push_back(pk.state());
-  args.push_back(pk.flags(ctx));
-  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+  exchange(ctx, "all_to_all", dt, src, Shape{w, len}, dst, Shape{w, len}, n, o);
 }
 
 void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const Options& o) {
