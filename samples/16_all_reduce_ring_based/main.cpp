@@ -1,4 +1,4 @@
-// 16_all_reduce_ring_based: y = sum over ranks of x_r around a ring: each rank reads only its left neighbour.
+// 16_all_reduce_ring_based: y = sum over ranks of x_r around a ring: each rank stores only into its right neighbour.
 // Built on the standard library (see ../common/ops_sample.hpp and README.md).
 #include "ops_sample.hpp"
 
@@ -8,7 +8,7 @@ using namespace iris::samples;
 int main(int argc, char** argv) {
   return library_sample_main(argc, argv,
                              {.name = "16_all_reduce_ring_based",
-                              .summary = "y = sum over ranks of x_r around a ring: each rank reads only its left neighbour",
+                              .summary = "y = sum over ranks of x_r around a ring: each rank stores only into its right neighbour",
                               .op = LibraryOp::all_reduce,
                               .dtype = DType::bf16,
                               .options = {},
