@@ -181,7 +181,8 @@ class Program {
   // Data-and-flag words: the word for x (of t) with `flag`; the value of element `e` of
   // the u64 tensor view's words once its flag is `flag` (waits as `wait` does).
   std::uint64_t flag_word(ScalarType t, S x, std::uint64_t flag) const;
-  S flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag);
+  // `where`: site(v.range), made once for the whole load.
+  S flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag, const std::string& where);
   void stmt(const tir::Stmt& s);
 };
 

@@ -72,9 +72,8 @@ std::uint64_t Program::flag_word(ScalarType t, S x, std::uint64_t flag) const {
   return (flag << 32) | bits;
 }
 
-S Program::flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag) {
+S Program::flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag, const std::string& where) {
   const char* p = words + e * 8;
-  const std::string where = site(v.range);
   const std::uint64_t want = flag << 32;
   // Flags only grow in a correct program (a word holds this call's flag or an older
   // one), so waiting for >= is waiting for ==; a later flag is this program's bug.

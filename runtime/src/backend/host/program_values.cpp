@@ -156,7 +156,7 @@ S Program::sc(const tir::Value& v) {
       const View1 w = view1(v.view, v.range, "a flagged load of");
       const char* b = base(v.view.param, nullptr, v.range) + w.offset * 8;
       if (races::enabled()) track_as(v.view.param, b, w.offset, races::Access::atomic_read, v.range);
-      return flagged_value(v, b, 0, static_cast<std::uint64_t>(sc(*v.operands[0]).i) & 0xffffffffu);
+      return flagged_value(v, b, 0, static_cast<std::uint64_t>(sc(*v.operands[0]).i) & 0xffffffffu, site(v.range));
     }
     case K::Reduce: return reduce(v);
     case K::Select: {
@@ -286,10 +286,11 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
       const View1 w = view1(v.view, v.range, "a flagged load of");
       const char* b = base(v.view.param, nullptr, v.range) + w.offset * 8;
       const std::uint64_t flag = static_cast<std::uint64_t>(sc(*v.operands[0]).i) & 0xffffffffu;
+      const std::string where = site(v.range);
       out.assign(n, S{});
       for (i64 e = 0; e < w.n; ++e) {
         if (races::enabled()) track_as(v.view.param, b + e * 8, w.offset + e, races::Access::atomic_read, v.range);
-        out[static_cast<std::size_t>(e)] = flagged_value(v, b, e, flag);
+        out[static_cast<std::size_t>(e)] = flagged_value(v, b, e, flag, where);
       }
       return;
     }

@@ -58,27 +58,14 @@ IRIS_DEVICE IRIS_FORCEINLINE void word_store2(u64* p, u64 a, u64 b) {
 #endif
 }
 
-// Polls the word at p until its flag is `flag`; gives up as wait_until(ctx, ...) does
-// (the job's wait timeout, or its abort), recording the word in the report.
+// Polls the word at p (last seen as w) until its flag is `flag`; gives up as
+// wait_until(ctx, ...) does (signal.hpp's gives_up), recording the word in the report.
 IRIS_DEVICE IRIS_FORCEINLINE u64 poll_word(const Context& ctx, const u64* p, u64 w, u32 flag, const WaitSite& site) {
   u32 polls = 0;
   u64 start = 0;
   while (static_cast<u32>(w >> 32) != flag) {
     w = word_load(p);
-    if (++polls % kPollsPerCheck == 0 && ctx.control) {
-      const u64 now = globaltimer();
-      const u64 want = static_cast<u64>(flag) << 32;
-      if (atomic_load<Order::relaxed, Scope::system>(&ctx.control->abort)) {
-        record_stopped(ctx, p, Cmp::eq, want, w, start ? now - start : 0, site, 3u);
-        return w;
-      }
-      if (start == 0) {
-        start = now;
-      } else if (ctx.wait_timeout_ns && now - start > ctx.wait_timeout_ns) {
-        record_stopped(ctx, p, Cmp::eq, want, w, now - start, site, 2u);
-        return w;
-      }
-    }
+    if (gives_up(ctx, ++polls, start, p, Cmp::eq, static_cast<u64>(flag) << 32, w, site)) return w;
   }
   return w;
 }

@@ -237,9 +237,29 @@ IRIS_DEVICE __noinline__ void record_stopped(const Context& ctx, const T* flag, 
   if (fault == 2u) atomic_store<Order::relaxed, Scope::system>(&c->abort, 1u);
 }
 
-// The wait loop. With kWatch it looks at the abort word and the clock every
-// kPollsPerCheck polls (ctx.control set) and gives up as wait_until(ctx, ...) says;
-// without, it spins until the flag is satisfied.
+// A waiting loop's look at the abort word and the clock, every kPollsPerCheck polls
+// (ctx.control set): true when the wait gives up, as wait_until(ctx, ...) says, after
+// recording what it waited for (`start`: when the clock was first read, 0 before).
+template <class T>
+IRIS_DEVICE IRIS_FORCEINLINE bool gives_up(const Context& ctx, u32 polls, u64& start, const T* flag, Cmp cmp, T value,
+                                           T seen, const WaitSite& site) {
+  if (polls % kPollsPerCheck != 0 || !ctx.control) return false;
+  const u64 now = globaltimer();
+  if (atomic_load<Order::relaxed, Scope::system>(&ctx.control->abort)) {
+    record_stopped(ctx, flag, cmp, value, seen, start ? now - start : 0, site, 3u);
+    return true;
+  }
+  if (start == 0) {
+    start = now;
+  } else if (ctx.wait_timeout_ns && now - start > ctx.wait_timeout_ns) {
+    record_stopped(ctx, flag, cmp, value, seen, now - start, site, 2u);
+    return true;
+  }
+  return false;
+}
+
+// The wait loop. With kWatch it gives up as gives_up says; without, it spins until the
+// flag is satisfied.
 template <Order O, Scope S, bool kWatch, class T>
 IRIS_DEVICE IRIS_FORCEINLINE T spin_until(const Context* ctx, const T* local_flag, Cmp cmp, T value,
                                           const WaitSite& site) {
@@ -251,19 +271,7 @@ IRIS_DEVICE IRIS_FORCEINLINE T spin_until(const Context* ctx, const T* local_fla
     if (compare(seen, cmp, value)) return seen;
     ++polls;
     if constexpr (kWatch) {
-      if (polls % kPollsPerCheck == 0 && ctx->control) {
-        const u64 now = globaltimer();
-        if (atomic_load<Order::relaxed, Scope::system>(&ctx->control->abort)) {
-          record_stopped(*ctx, local_flag, cmp, value, seen, start ? now - start : 0, site, 3u);
-          return seen;
-        }
-        if (start == 0) {
-          start = now;
-        } else if (ctx->wait_timeout_ns && now - start > ctx->wait_timeout_ns) {
-          record_stopped(*ctx, local_flag, cmp, value, seen, now - start, site, 2u);
-          return seen;
-        }
-      }
+      if (gives_up(*ctx, polls, start, local_flag, cmp, value, seen, site)) return seen;
     }
     if (polls >= kTightPolls) {
       nanosleep(sleep_ns);
