@@ -14,9 +14,8 @@
 
 namespace iris::library {
 
-// Flags per rank in an instance's `sync`: arrival and departure, and the ring's step
-// flags and counters (dsl/ccl/common.iris).
-constexpr std::size_t kSyncPerRank = 6;
+// Flags per rank in an instance's `sync`: arrival and departure (dsl/ccl/common.iris).
+constexpr std::size_t kSyncPerRank = 2;
 
 // One kernel of dsl/ as this context runs it: its program, its epoch state (local,
 // u64[2]) and its flags (symmetric, u64[kSyncPerRank * world]), made on first use.
