@@ -66,8 +66,10 @@ constexpr SmallUpTo kSmallUpTo[] = {
     {"all_reduce", 2, std::size_t{1} << 20},       // 2 ranks, 1 MiB: one_shot_push 12.5 us, two_shot 14.3
     {"all_reduce", 0, std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
     {"all_gather", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
+    {"reduce_scatter", 2, std::size_t{8} << 20},   // 2 ranks, 8 MiB out (16 in): staged 42.0 us, direct 44.6
     {"reduce_scatter", 0, std::size_t{4} << 20},   // 4 MiB out (16 in): staged 56.1 us, direct 60.2
     {"all_to_all", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.8 us, staged 58.8
+    {"broadcast", 2, std::size_t{16} << 20},       // 2 ranks, 16 MiB: staged 53.9 us, direct 65.8
     {"broadcast", 0, std::size_t{1} << 20},        // 4 MiB: direct 41.1 us, staged 93.2 (1 MiB: 18.8, 21.0)
 };
 
@@ -150,14 +152,15 @@ struct Paired {
 };
 
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
-// `channel`: the kernel, and any define that changes its scratch layout.
+// `channel`: the kernel, and any define that changes its scratch layout. `block_bytes`:
+// a block's bytes where they are not kBlockBytes (kernels without a scratch only).
 template <class Work>
 Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, int programs, Work work,
               const std::map<std::string, std::int64_t>& more = {}, const std::string& channel = "",
-              std::size_t most = 0) {
+              std::size_t most = 0, std::size_t block_bytes = kBlockBytes) {
   Paired pk;
   pk.channel = channel.empty() ? kernel : channel;
-  pk.B = kBlockBytes / dtype_size(dt);
+  pk.B = block_bytes / dtype_size(dt);
   const std::size_t blocks = work(pk.B);
   const int share = library::max_share(ctx);
   pk.PMAX = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
@@ -187,9 +190,18 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
 Arg paired_scratch(Context& ctx, DType dt, const Paired& pk, std::size_t rows, std::size_t blocks) {
   const std::size_t es = dtype_size(dt), all = pk.PMAX * rows;
   std::size_t have = 0;
-  void* p = library::scratch(ctx, "ccl.paired." + pk.channel, all * std::max<std::size_t>(blocks, 1) * kBlockBytes, &have);
+  void* p = library::scratch(ctx, "ccl.paired." + pk.channel, all * std::max<std::size_t>(blocks, 1) * pk.B * es, &have);
   const std::size_t row_bytes = have / all;
   return buffer(p, dt, {static_cast<std::int64_t>(all), static_cast<std::int64_t>(row_bytes / es)});
+}
+
+// What a program of two_shot_push or reduce_scatter pushes between two flag rounds
+// (their `group` argument): a large call's programs reduce a group while others still
+// push, and a fence every 64 KiB costs little beside the stores.
+constexpr std::size_t kGroupBytes = std::size_t{64} << 10;
+
+std::int64_t group_of(std::size_t bytes_per_step) {
+  return static_cast<std::int64_t>(std::max<std::size_t>(1, kGroupBytes / bytes_per_step));
 }
 
 // all_reduce by pushing (dsl/ccl/all_reduce_push.iris).
@@ -216,11 +228,13 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   const std::size_t rows = one ? 2 * W : ring ? 4 * W : W;
   const std::size_t mine = ceil_div(ceil_div(n, pk.B), pk.P);
   const std::int64_t len = static_cast<std::int64_t>(n);
-  pk.in->program.launch(pk.in->kernel,
-                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
-                         static_cast<std::int64_t>(op), paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)),
-                         pk.state(), pk.flags(ctx)},
-                        s);
+  std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
+                        static_cast<std::int64_t>(op)};
+  if (a == Algorithm::two_shot_push) args.push_back(group_of(W * kBlockBytes));  // rounds: a block to each rank
+  args.push_back(paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)));
+  args.push_back(pk.state());
+  args.push_back(pk.flags(ctx));
+  pk.in->program.launch(pk.in->kernel, args, s);
 }
 
 // The data-and-flag words of a paired kernel: PMAX * `rows` rows of a program's blocks
@@ -237,10 +251,15 @@ Arg paired_words(Context& ctx, const Paired& pk, std::size_t rows, std::size_t n
 // A data-and-flag kernel's channel: its name and the element size.
 std::string ll_channel(const char* kernel, DType dt) { return std::string(kernel) + ".e" + std::to_string(dtype_size(dt)); }
 
-void require_ll_type(const char* what, DType dt) {
+// What the ll route refuses: types over 4 bytes, and more than kLlMostBytes of output.
+void require_ll(const std::string& what, DType dt, std::size_t bytes) {
   if (dtype_size(dt) > 4) {
-    throw Error(std::string(what) + ": data-and-flag words carry types of at most 4 bytes beside their flags, not " +
+    throw Error(what + ": data-and-flag words carry types of at most 4 bytes beside their flags, not " +
                 std::string(dtype_name(dt)));
+  }
+  if (bytes > kLlMostBytes) {
+    throw Error(what + ": the ll route gives out at most " + std::to_string(kLlMostBytes >> 10) + " KiB a call, not " +
+                std::to_string(bytes) + " bytes (its words hold 2 world times the data); use the staged or direct route");
   }
 }
 
@@ -269,6 +288,11 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
   if (asked == Algorithm::one_shot_ll && dtype_size(dtype) > 4) {
     throw Error(std::string("all_reduce: one_shot_ll carries types of at most 4 bytes beside its flags, not ") +
                 std::string(dtype_name(dtype)));
+  }
+  if (asked == Algorithm::one_shot_ll && bytes > kLlMostBytes) {
+    throw Error("all_reduce: one_shot_ll takes at most " + std::to_string(kLlMostBytes >> 10) + " KiB a call, not " +
+                std::to_string(bytes) + " bytes (its words hold 2 world times the input); use one_shot_push or "
+                "two_shot_push");
   }
   if (asked != Algorithm::automatic) return asked;
   return bytes <= small_up_to("all_reduce", world) ? Algorithm::one_shot_push : Algorithm::two_shot_push;
@@ -332,7 +356,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   for (std::int64_t d : src_shape) src_elements *= static_cast<std::size_t>(d);
   const Arg in = Arg::device_buffer(const_cast<void*>(src), dt, src_shape, src_elements * es);
   if (route == Route::ll) {
-    require_ll_type(what.c_str(), dt);
+    require_ll(what, dt, bytes);
     const std::string kernel = what + "_ll";
     const Paired pk = paired(ctx, "ccl/ll.iris", kernel.c_str(), dt, true, o.programs, blocks, {}, ll_channel(kernel.c_str(), dt));
     pk.in->program.launch(pk.in->kernel,
@@ -364,7 +388,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
   const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world());
   if (route == Route::ll) {
-    require_ll_type("reduce_scatter", dt);
+    require_ll("reduce_scatter", dt, n * es);
     const char* kernel = "reduce_scatter_ll";
     const Paired pk = paired(
         ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
@@ -386,6 +410,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                          Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
+                         group_of(W * kBlockBytes),  // blocks: each to every rank
                          paired_scratch(ctx, dt, pk, parts * W, ceil_div(ceil_div(n, pk.B), pk.P)),
                          pk.state(), pk.flags(ctx)},
                         stream_of(ctx, o));
@@ -409,10 +434,12 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   if (route == Route::ll) throw Error("broadcast: no ll route yet (direct, staged or automatic)");
   const bool staged = route == Route::staged;
   const char* kernel = staged ? "broadcast_via_scratch" : "broadcast";
-  const std::size_t others = static_cast<std::size_t>(std::max(1, ctx.world() - 1));
-  const Paired pk = paired(ctx, "ccl/broadcast.iris", kernel, dt, false, o.programs, [&](std::size_t B) {
-    return staged ? ceil_div(n, B) : ceil_div(ceil_div(n, B), others);
-  });
+  // Direct: root's program tells a block's owner with a release per block
+  // (dsl/ccl/broadcast.iris), so its blocks are 16 KiB: a program's data in flight then
+  // outweighs the wait for the one before to land.
+  const Paired pk = paired(
+      ctx, "ccl/broadcast.iris", kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {}, "",
+      0, staged ? kBlockBytes : 4 * kBlockBytes);
   const std::int64_t len = static_cast<std::int64_t>(n);
   std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));

@@ -60,6 +60,16 @@ void all_reduce_case(Context& ctx, ccl::Algorithm algo, ccl::ReduceOp op, std::s
   auto x = filled<T>(ctx, n, 0);
   auto y = ctx.zeros<T>(n);
   ccl::Options o{op, algo, nullptr};
+  if (algo == ccl::Algorithm::one_shot_ll && n * sizeof(T) > ccl::kLlMostBytes) {
+    bool refused = false;
+    try {
+      ccl::all_reduce(ctx, x, y, o);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("one_shot_ll takes at most") != std::string::npos;
+    }
+    require(refused, what + " is refused with a message (past kLlMostBytes)");
+    return;
+  }
   if (in_place) {
     ccl::all_reduce(ctx, x, o);
   } else {
@@ -145,7 +155,7 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
     for (auto [n, route] : {std::pair{std::size_t{1}, ccl::Route::automatic}, {std::size_t{1001}, ccl::Route::automatic},
                             {std::size_t{1001}, ccl::Route::direct}, {std::size_t{1001}, ccl::Route::staged},
                             {big, ccl::Route::direct}, {big, ccl::Route::staged}, {std::size_t{1001}, ccl::Route::ll},
-                            {big, ccl::Route::ll}}) {
+                            {std::min(big, ccl::kLlMostBytes / sizeof(float) / uw), ccl::Route::ll}}) {
       const std::string at = " of " + std::to_string(n) + " (" + ccl::name(route) + ")";
       ccl::Options o;
       o.route = route;
@@ -206,6 +216,54 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
   });
 }
 
+// Few programs over many blocks: two_shot_push and reduce_scatter then walk many groups
+// a call (a flag round each), and broadcast's root many blocks, each told to its owner
+// on its own. Calls are queued with fresh inputs and checked at the end, so a mark that
+// one call mistook for another's would show.
+TEST_P(Collectives, FewProgramsWalkManyGroups) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world();
+    const auto uw = static_cast<std::size_t>(w);
+    // Past 16 rounds of 4 KiB blocks with one program. A program's scratch rows hold all
+    // its blocks, for as many programs as a call may run: this size, not more.
+    const std::size_t n = 20011;
+    for (int programs : {1, 3}) {
+      const std::string how = " with " + std::to_string(programs) + " programs";
+      std::vector<Tensor<float>> x, y, big, mine, b;
+      for (int call = 0; call < 3; ++call) {
+        x.push_back(filled<float>(ctx, n, 60 + call));
+        y.push_back(ctx.zeros<float>(n));
+        big.push_back(filled<float>(ctx, n * uw, 70 + call));
+        mine.push_back(ctx.zeros<float>(n));
+        b.push_back(filled<float>(ctx, n, 80 + call));
+      }
+      ctx.barrier();
+      for (int call = 0; call < 3; ++call) {
+        const auto k = static_cast<std::size_t>(call);
+        ccl::Options o{ccl::ReduceOp::sum, ccl::Algorithm::two_shot_push, nullptr};
+        o.programs = programs;
+        ccl::all_reduce(ctx, x[k], y[k], o);
+        o.route = call == 1 ? ccl::Route::staged : ccl::Route::direct;
+        ccl::reduce_scatter(ctx, big[k], mine[k], o);
+        o.route = ccl::Route::direct;
+        ccl::broadcast(ctx, b[k], call % w, o);
+      }
+      ctx.synchronize();
+      for (int call = 0; call < 3; ++call) {
+        const auto k = static_cast<std::size_t>(call);
+        const std::string at = " call " + std::to_string(call) + how;
+        expect_equal(y[k], [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i, 60 + call); },
+                     "all_reduce two_shot_push" + at);
+        expect_equal(mine[k], [&](std::size_t i) {
+          return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, 70 + call);
+        }, "reduce_scatter" + at);
+        expect_equal(b[k], [&](std::size_t i) { return input(call % w, i, 80 + call); }, "broadcast" + at);
+      }
+      ctx.barrier();
+    }
+  }, std::size_t{1} << 30);  // every kernel's channel scratch sized for one program's blocks
+}
+
 // The collectives whose programs pair up, queued with no host sync between: two input
 // sets of different sizes in turn (both past the size where the program count stops
 // growing, so both calls run one kernel instance and share its scratch), each call into
@@ -222,7 +280,8 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
                       ccl::Algorithm::one_shot_ll}) {
       // two_shot_push and ring deal 1/world of the blocks to each step of a program.
       const bool one = algo == ccl::Algorithm::one_shot_push || algo == ccl::Algorithm::one_shot_ll;
-      const std::size_t m0 = one ? n0 : n0 * uw;
+      // one_shot_ll takes at most kLlMostBytes: its larger set stays below.
+      const std::size_t m0 = algo == ccl::Algorithm::one_shot_ll ? std::min(n0, ccl::kLlMostBytes / sizeof(float) / 3) : one ? n0 : n0 * uw;
       std::vector<Tensor<float>> x, y;
       for (int set = 0; set < 2; ++set) {
         x.push_back(filled<float>(ctx, m0 * (1 + 2 * static_cast<std::size_t>(set)), 40 + set));
@@ -246,7 +305,8 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
                       ccl::Algorithm::one_shot_ll}) {
       auto xf = filled<float>(ctx, 3000, 50), yf = ctx.zeros<float>(std::size_t{3000});
-      auto xb = filled<bfloat16>(ctx, n0 * uw, 51), yb = ctx.zeros<bfloat16>(n0 * uw);
+      const std::size_t nb = algo == ccl::Algorithm::one_shot_ll ? std::min(n0 * uw, ccl::kLlMostBytes / sizeof(bfloat16)) : n0 * uw;
+      auto xb = filled<bfloat16>(ctx, nb, 51), yb = ctx.zeros<bfloat16>(nb);
       ctx.barrier();
       for (int call = 0; call < calls; ++call) {
         if (call % 2) ccl::all_reduce(ctx, xb, yb, {ccl::ReduceOp::sum, algo, nullptr});
@@ -258,8 +318,9 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
       expect_equal(yb, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i, 51); }, what);
       ctx.barrier();
     }
-    const std::size_t n = n0;
     for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
+      // The ll route gives out at most kLlMostBytes: its larger set's outputs stay below.
+      const std::size_t n = route == ccl::Route::ll ? std::min(n0, ccl::kLlMostBytes / sizeof(float) / uw / 3) : n0;
       ccl::Options o;
       o.route = route;
       const std::string how = std::string(" (") + ccl::name(route) + ")";

@@ -39,6 +39,10 @@ TEST(CclChoices, RoutesBySize) {
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 16 * MiB, 4), Route::direct);
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4), Route::staged);
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 4), Route::direct);
+  // At 2 ranks root's link carries the data once either way; staging won to 16 MiB.
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB, 2), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB + 1, 2), Route::direct);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 8 * MiB, 2), Route::staged);
   // automatic never picks what is not yet measured.
   for (std::size_t b : {std::size_t{8}, 64 * KiB, 1 * MiB, 256 * MiB}) {
     EXPECT_NE(ccl::choose_route("all_gather", Route::automatic, b, 4), Route::ll);
@@ -61,6 +65,14 @@ TEST(CclChoices, RefusalsNameTheirReason) {
   EXPECT_NE(message(Algorithm::atomic, DType::f32, ReduceOp::max).find("max"), std::string::npos);
   EXPECT_NE(message(Algorithm::one_shot_ll, DType::i64, ReduceOp::sum).find("at most 4 bytes"), std::string::npos);
   EXPECT_EQ(message(Algorithm::one_shot_ll, DType::bf16, ReduceOp::sum), "");
+  // one_shot_ll's words hold 2 world times its input: past kLlMostBytes it is refused.
+  EXPECT_NO_THROW(ccl::choose_all_reduce(Algorithm::one_shot_ll, ccl::kLlMostBytes, 4, DType::bf16, ReduceOp::sum));
+  try {
+    ccl::choose_all_reduce(Algorithm::one_shot_ll, ccl::kLlMostBytes + 1, 4, DType::bf16, ReduceOp::sum);
+    ADD_FAILURE() << "one_shot_ll past kLlMostBytes was not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("one_shot_push"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CclChoices, Names) {

@@ -33,20 +33,27 @@ enum class ReduceOp { sum, max, min };
 // reduce from their own memory), with one flag round per step between the programs of
 // equal number on every rank instead of grid-wide barriers. one_shot_ll is one_shot_push
 // in data-and-flag words (each element beside the call's epoch in a 64-bit word: no
-// fence, no separate flag; types of at most 4 bytes). automatic picks by size.
+// fence, no separate flag; types of at most 4 bytes, inputs of at most kLlMostBytes).
+// automatic picks by size.
 enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push, one_shot_ll };
 
 // Where all_gather, reduce_scatter, all_to_all and broadcast put what they receive.
 // direct: into the output (a flag round when every rank has arrived, so its output is
 // free, and one when the data has landed; broadcast: root scatters, the others
-// all-gather, three rounds); reduce_scatter: into one scratch, which a rank writes only
+// all-gather each block as soon as root tells its owner it landed); reduce_scatter: into one scratch, which a rank writes only
 // after hearing that its owner has read the last call's. staged: into a scratch of two
 // parts that calls use in turn, then copied or reduced into the output: one flag round
 // a call, for 2 world times the data in scratch (small sizes). ll: staged in
 // data-and-flag words (all_reduce's one_shot_ll): no flag round, 2-4 times the bytes on
-// the links; types of at most 4 bytes; all_gather, reduce_scatter and all_to_all only,
-// and not yet timed, so automatic does not pick it. automatic picks by size.
+// the links; types of at most 4 bytes, outputs of at most kLlMostBytes; all_gather,
+// reduce_scatter and all_to_all only; slower than staged wherever it was timed, so
+// automatic does not pick it. automatic picks by size.
 enum class Route { automatic, direct, staged, ll };
+
+// The most bytes one_shot_ll takes in and the ll route gives out in a call: their
+// words hold 2 world times the data (8 world times a 2-byte type's), and past a few
+// hundred KiB the doubled bytes on the links cost more than the fence they save.
+inline constexpr std::size_t kLlMostBytes = std::size_t{1} << 20;
 
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter
