@@ -4,6 +4,8 @@
 #include "iris/ccl.hpp"
 
 #include <algorithm>
+#include <compare>
+#include <memory>
 #include <map>
 #include <string>
 #include <string_view>
@@ -151,6 +153,29 @@ struct Paired {
   }
 };
 
+// What paired() found for a kernel, channel, element type, P and B (which with the
+// channel fix its defines: a channel's other defines, such as reduce_scatter's H, are
+// in its name), per context.
+struct PairedKey {
+  std::string kernel, channel;
+  int dtype;
+  std::size_t P, B;
+  auto operator<=>(const PairedKey&) const = default;
+};
+struct PairedMemo {
+  struct Entry {
+    Instance* in;
+    std::uint64_t* counters;
+  };
+  std::map<PairedKey, Entry> known;
+};
+
+PairedMemo& paired_memo(Context& ctx) {
+  return *static_cast<PairedMemo*>(
+      ctx.attachment("iris::ccl::paired", [] { return std::static_pointer_cast<void>(std::make_shared<PairedMemo>()); })
+          .get());
+}
+
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
 // `channel`: the kernel, and any define that changes its scratch layout. `block_bytes`:
 // a block's bytes where they are not kBlockBytes (kernels without a scratch only).
@@ -171,6 +196,16 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   pk.P = std::min(pk.P, cap);
   if (programs > 0) pk.P = static_cast<std::size_t>(programs);
   pk.P = std::min(pk.P, pk.PMAX);
+  // Calls after the first find their instance and flags in this rank's memo: a call's
+  // host work is then its launch (eager calls back to back wait for the host
+  // otherwise).
+  PairedMemo& memo = paired_memo(ctx);
+  PairedKey key{kernel, pk.channel, static_cast<int>(dt), pk.P, pk.B};
+  if (auto it = memo.known.find(key); it != memo.known.end()) {
+    pk.in = it->second.in;
+    pk.counters = it->second.counters;
+    return pk;
+  }
   auto defines = type_defines(dt, reduces);
   defines["B"] = static_cast<std::int64_t>(pk.B);
   defines["P"] = static_cast<std::int64_t>(pk.P);
@@ -180,6 +215,7 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   pk.counters = static_cast<std::uint64_t*>(
       library::zeroed(ctx, "ccl.paired.flags." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
+  memo.known.emplace(std::move(key), PairedMemo::Entry{pk.in, pk.counters});
   return pk;
 }
 

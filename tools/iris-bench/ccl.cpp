@@ -107,6 +107,7 @@ struct Measurement {
   std::string why_not;    // when it did not run
   double us = 0;          // per call, the slowest rank's
   double graph_us = 0;    // the same batch replayed from a CUDA graph (--graph), else 0
+  double host_us = 0;     // the host's time per call enqueueing the eager batch (device backends)
   std::size_t wrong = 0;  // elements, summed over ranks
 };
 
@@ -325,13 +326,14 @@ void print_against_nccl(const std::vector<Row>& rows, const std::string& block) 
     const auto [iris, nccl] = pair;
     if (!iris || !nccl) continue;
     if (!header) {
-      std::printf("# %s against NCCL (%s): size, fastest iris variant, its time, NCCL's, NCCL time / iris time\n",
+      std::printf("# %s against NCCL (%s): size, fastest iris variant, its time, NCCL's, NCCL time / iris time; "
+                  "the host's time per call enqueueing them, iris and NCCL\n",
                   block.c_str(), pl ? "in place" : "out of place");
       header = true;
     }
-    std::printf("#   %10s  %-22s %9.2f us %9.2f us  %5.2fx\n", format_bytes(bytes).c_str(),
+    std::printf("#   %10s  %-22s %9.2f us %9.2f us  %5.2fx   host %6.2f us %6.2f us\n", format_bytes(bytes).c_str(),
                 iris->variant.label().c_str(), iris->place[pl].us, nccl->place[pl].us,
-                nccl->place[pl].us / iris->place[pl].us);
+                nccl->place[pl].us / iris->place[pl].us, iris->place[pl].host_us, nccl->place[pl].host_us);
   }
   // In a graph: the fastest iris variant there (it may be another one).
   std::map<std::size_t, std::pair<const Row*, const Row*>> graph_best;
@@ -365,6 +367,7 @@ nlohmann::json measurement_json(const Measurement& m, const Row& r, int world) {
                        {"algbw_gbps", algbw},
                        {"busbw_gbps", algbw * bus_factor(r.variant.collective, world)},
                        {"wrong", m.wrong}};
+  if (m.host_us > 0) js["host_us_per_call"] = m.host_us;
   if (m.graph_us > 0) {
     js["graph_time_us"] = m.graph_us;
     js["graph_busbw_gbps"] = busbw(r, m.graph_us, world);
@@ -578,7 +581,7 @@ int run_ccl(const CclBenchOptions& o) {
                 c.seed = ++calls * 0x9e3779b97f4a7c15ull;
                 m.wrong = check(ctx, nccl.get(), v, c, pl == 1, a, b);
                 const Placement p = placement(c, pl == 1, me, a, b);
-                m.us = batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
+                m.us = batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters, &m.host_us);
                 if (graph) m.graph_us = graph_batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);
                 m.ran = true;
                 if (m.wrong) wrong = true;

@@ -13,7 +13,7 @@
 
 namespace iris::bench {
 
-double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters) {
+double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters, double* host_us) {
   for (int i = 0; i < warmup; ++i) call();
   ctx.barrier();
   // On the device too: a rank whose host thread reaches its batch late would otherwise
@@ -28,8 +28,14 @@ double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int
   } else {
     EventTimer t(ctx.stream());
     t.start();
+    const auto h0 = std::chrono::steady_clock::now();
     for (int i = 0; i < iters; ++i) call();
+    const double host = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count() / iters;
     ms = t.stop();
+    if (host_us) {
+      const std::vector<double> hosts = ctx.all_gather(host);
+      *host_us = *std::max_element(hosts.begin(), hosts.end());
+    }
   }
   const double mine = ms * 1e3 / iters;
   const std::vector<double> all = ctx.all_gather(mine);

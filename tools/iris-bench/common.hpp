@@ -17,7 +17,9 @@ namespace iris::bench {
 // the batch's time (CUDA events on the rank's
 // stream; std::chrono on the host backend, whose streams run work as it is enqueued)
 // over iters, the slowest rank's. Collective.
-double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters);
+// `host_us`, where given: the host's time per call to enqueue the batch (slowest rank):
+// where it exceeds the device's, back-to-back calls wait for the host.
+double batch_us(Context& ctx, const std::function<void()>& call, int warmup, int iters, double* host_us = nullptr);
 
 // The same batch captured once in a CUDA graph and replayed (nccl-tests' -G): one
 // launch for the whole batch, so what remains is the device's time per call. The graph
