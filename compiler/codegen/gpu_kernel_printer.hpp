@@ -143,6 +143,12 @@ class GpuKernelPrinter : public CppPrinter {
   void stmts(const std::vector<StmtPtr>& body, int depth);
   void assign_to(int var, const Value& v, int depth, bool declare);
   void stmt(const Stmt& s, int depth);
+  // A loop over ranks whose body is one wait or one signal: each thread takes some of
+  // the ranks, so the flags are polled (or stored) at once, not one after another.
+  // False where it prints nothing (the GEMM's prologue and epilogue, traced kernels).
+  bool flag_loop_in_parallel(const Stmt& loop, int depth);
+  std::string wait_call(const Stmt& s, int depth);
+  std::string signal_call(const Stmt& s, int depth);
   // An integer add/sub whose old values nobody reads, with an order `red` can take:
   // it becomes a one-way reduction (no round trip per element).
   static bool discarded_add(const Value& v);

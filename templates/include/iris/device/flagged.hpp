@@ -108,7 +108,9 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_flagged(u64* p, const T (&r)[L::kPerThre
 }
 
 // r[s] = the value of word p[elem(s)] once its flag is `flag`, for elem(s) < valid
-// (else 0). Every word is loaded first, back to back, then the late ones polled.
+// (else 0). Every pass loads all the words still without their flag, back to back, so
+// a pass costs one trip to memory however many words are late (polling them one after
+// another cost a trip per word once the first was late, though the rest had landed).
 template <class L, class T>
 IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u64* p, long long valid, u32 flag,
                               WaitSite site = {}) {
@@ -119,10 +121,24 @@ IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u
     const long long e = L::elem(s);
     w[s] = e < valid ? iris::device::detail::word_load(p + e) : ready;
   }
+  u32 polls = 0;
+  u64 start = 0;
+  for (;;) {
+    int late = -1;
+#pragma unroll
+    for (int s = 0; s < L::kPerThread; ++s) {
+      if (static_cast<u32>(w[s] >> 32) != flag) late = s;
+    }
+    if (late < 0) break;
+    if (iris::device::detail::gives_up(ctx, ++polls, start, p + L::elem(late), Cmp::eq, ready, w[late], site)) break;
+#pragma unroll
+    for (int s = 0; s < L::kPerThread; ++s) {
+      if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(p + L::elem(s));
+    }
+  }
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
-    if (e < valid) w[s] = iris::device::detail::poll_word(ctx, p + e, w[s], flag, site);
     r[s] = e < valid ? iris::device::detail::flag_value<T>(w[s]) : T(0);
   }
 }
