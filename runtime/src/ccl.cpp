@@ -455,6 +455,15 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
   if (n == 0) return;
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  // Peers write slices of dst while this rank still reads src: the two must not share a
+  // byte (all_to_all(x, x) returned some peers' slices in place of others').
+  const auto bytes = n * static_cast<std::size_t>(w) * dtype_size(dt);
+  const auto* s = static_cast<const char*>(src);
+  const auto* d = static_cast<const char*>(dst);
+  if (s < d + bytes && d < s + bytes) {
+    throw Error("all_to_all: src and dst overlap (all_to_all is out of place only: peers write dst while this rank "
+                "still reads src); pass a separate output tensor");
+  }
   exchange(ctx, "all_to_all", dt, src, Shape{w, len}, dst, Shape{w, len}, n, o);
 }
 

@@ -213,6 +213,16 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       refused = std::string(e.what()).find("at most 4 bytes") != std::string::npos;
     }
     require(refused, "an all_gather of 8-byte elements by the ll route is refused with a message");
+    // all_to_all is out of place only: the same tensor as src and dst, or overlapping
+    // views of one allocation, are refused on every rank before anything runs.
+    refused = false;
+    try {
+      auto x = ctx.zeros<float>(std::size_t{8} * uw);
+      ccl::all_to_all(ctx, x, x);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("all_to_all: src and dst overlap") != std::string::npos;
+    }
+    require(refused, "all_to_all(x, x) is refused with a message");
   });
 }
 
