@@ -498,6 +498,8 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
       diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {base.name});
       return std::nullopt;
     }
+    const auto zero = [&] { return int_const(0, e.range); };
+    v.index = {slice[0] ? zero() : range_start(idxs[0]), slice[1] ? zero() : range_start(idxs[1])};
     if (slice[1]) {
       v.slice_dim = 1;
       v.full = extent_of(1);
@@ -549,6 +551,7 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
       diags_.emit(DiagnosticKind::BadIndex, e.args[d + 1]->range, {type_name(idx->type)});
       return std::nullopt;
     }
+    if (dims > 1) v.index.push_back(start);
     offset = offset ? mul_add(offset, extent_of(d), start) : start;
   }
   v.offset = offset;

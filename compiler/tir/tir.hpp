@@ -104,6 +104,10 @@ struct View {
   // it lies. offset, rows and row_extent are in that stacked tensor's rows; gathered
   // row g is row g % M of rank g / M's A (M: the parameter's first extent).
   bool gathered = false;
+  // Tensors of 2 or more dimensions: each dimension's first index (0 for a ':' slice),
+  // for checks of each index against its own extent (the host backend's), which the
+  // flat offset cannot make: x[0, 128] of a [4, 128] x is x[1, 0]'s offset.
+  std::vector<ValuePtr> index;
 };
 
 // How a Matmul value is computed (chosen by select_gemm_mainloop and select_matmul).

@@ -31,6 +31,7 @@ void for_each_slot(ViewT& view, F&& f)
   requires std::is_same_v<std::remove_const_t<ViewT>, View>
 {
   for (auto* p : {&view.offset, &view.extent, &view.row_extent, &view.ld, &view.full}) f(*p);
+  for (auto& i : view.index) f(i);
 }
 
 template <class ValueT, class F>

@@ -96,7 +96,18 @@ std::size_t small_up_to(const char* collective, int world) {
 
 }  // namespace
 
+void require_op(const char* what, ReduceOp op) {
+  if (static_cast<unsigned>(op) > static_cast<unsigned>(ReduceOp::min)) {
+    throw Error(std::string(what) + ": ccl::ReduceOp " + std::to_string(static_cast<int>(op)) +
+                " is not a reduction (sum, max or min)");
+  }
+}
+
 Route choose_route(const char* collective, Route asked, std::size_t bytes, int world) {
+  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Route::ll)) {
+    throw Error(std::string(collective) + ": ccl::Route " + std::to_string(static_cast<int>(asked)) +
+                " is not a route (automatic, direct, staged or ll)");
+  }
   if (asked != Route::automatic) return asked;
   return bytes <= small_up_to(collective, world) ? Route::staged : Route::direct;
 }
@@ -317,6 +328,10 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
 }  // namespace
 
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op) {
+  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Algorithm::one_shot_ll)) {
+    throw Error("all_reduce: ccl::Algorithm " + std::to_string(static_cast<int>(asked)) + " is not an algorithm");
+  }
+  require_op("all_reduce", op);
   if (asked == Algorithm::atomic && (op != ReduceOp::sum || !atomic_sums(dtype))) {
     throw Error(std::string("all_reduce: the atomic algorithm sums 32- and 64-bit types only, not ") + name(op) +
                 " of " + std::string(dtype_name(dtype)));
@@ -420,6 +435,7 @@ void all_gather(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
 }
 
 void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
+  require_op("reduce_scatter", o.op);
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
   const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world());

@@ -3,6 +3,7 @@
 #include "iris/context.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -194,7 +195,11 @@ struct Context::Impl {
     void* control_device = nullptr;
     control = static_cast<device::Control*>(bk.host_alloc_mapped(sizeof(device::Control), &control_device));
     dctx.control = static_cast<device::Control*>(control_device);
-    dctx.wait_timeout_ns = static_cast<unsigned long long>(opt.wait_timeout * 1e9);
+    // 0 is forever; any other timeout, however short, is at least a nanosecond (a
+    // sub-nanosecond one rounded to 0 and waited forever).
+    dctx.wait_timeout_ns = opt.wait_timeout > 0
+                               ? std::max<unsigned long long>(1, static_cast<unsigned long long>(std::ceil(opt.wait_timeout * 1e9)))
+                               : 0;
     job->add(control);
 
     try {
@@ -694,6 +699,14 @@ int device_count() {
   }
 }
 
+namespace {
+// What a rank whose body threw something other than a std::exception reports (it would
+// otherwise end the process through std::terminate, with no word on which rank).
+constexpr const char* kNotAnException =
+    "the rank's body threw a value that is not a std::exception (such as `throw 42`); throw iris::Error or "
+    "another std::exception to say what went wrong";
+}  // namespace
+
 int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
   backend::select(options.backend);
@@ -719,6 +732,9 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     } catch (const std::exception& e) {
       log(LogLevel::error, e.what());
       abort_mpi_job();  // peers may be blocked in a collective with this rank
+    } catch (...) {
+      log(LogLevel::error, kNotAnException);
+      abort_mpi_job();
     }
     ctx.reset();
     return 0;  // a failing rank ends the whole job through MPI_Abort
@@ -743,17 +759,25 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     threads.emplace_back([&, r] {
       set_log_rank(r, world);
       std::unique_ptr<Context> ctx;
+      std::string why;
+      bool failed = false;
       try {
         std::unique_ptr<Bootstrap> boot = make_thread_bootstrap(group, r);
         if (backend::active().watches_collectives()) boot = std::make_unique<WatchedBootstrap>(std::move(boot));
         ctx.reset(new Context(std::make_unique<Context::Impl>(std::move(boot), options, job)));
         body(*ctx);
       } catch (const std::exception& e) {
-        log(LogLevel::error, e.what());
+        failed = true;
+        why = e.what();
+      } catch (...) {
+        failed = true;
+        why = kNotAnException;
+      }
+      if (failed) {
+        log(LogLevel::error, why);
         // Wake the other ranks (host collectives and device waits) before this
         // context's teardown waits for them.
         // Most messages already start with "rank r: "; say it once.
-        std::string why = e.what();
         const std::string tag = "rank " + std::to_string(r) + ": ";
         if (why.rfind(tag, 0) == 0) why.erase(0, tag.size());
         const bool first = !job->failed.load();

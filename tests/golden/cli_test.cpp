@@ -179,6 +179,19 @@ TEST(Cli, UnwritableOutputExitsThree) {
   EXPECT_NE(r.err.find("cannot write"), std::string::npos) << show(r);
 }
 
+// -o naming the input (by any path) is refused before anything is written: the source
+// stays as it was.
+TEST(Cli, OutputThatIsTheInputIsRefused) {
+  TempDir tmp;
+  const fs::path src = tmp.path() / "k.iris";
+  fs::copy_file(kCliInput, src);
+  const auto before = fs::file_size(src);
+  const CliRun r = run_irisc({src.string(), "--emit=cuda", "-o", (tmp.path() / "." / "k.iris").string()});
+  EXPECT_EQ(r.code, 2) << show(r);
+  EXPECT_NE(r.err.find("is the input file"), std::string::npos) << show(r);
+  EXPECT_EQ(fs::file_size(src), before);
+}
+
 TEST(Cli, DumpIrAfterPrintsToStderr) {
   const CliRun r = run_irisc({kCliInput.string(), "--emit=tir", "--dump-ir-after=fold-constants"});
   EXPECT_EQ(r.code, 0) << show(r);

@@ -52,6 +52,21 @@ TEST(CclChoices, RoutesBySize) {
   EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 4), Error);
 }
 
+// Values outside the enums (a cast from an int, a stale ABI) are refused, not run as
+// whatever the kernels make of them.
+TEST(CclChoices, ValuesOutsideTheEnumsAreRefused) {
+  EXPECT_THROW(ccl::choose_all_reduce(static_cast<Algorithm>(42), 64, 4, DType::f32, ReduceOp::sum), Error);
+  EXPECT_THROW(ccl::choose_all_reduce(Algorithm::automatic, 64, 4, DType::f32, static_cast<ReduceOp>(7)), Error);
+  EXPECT_THROW(ccl::choose_route("all_gather", static_cast<Route>(9), 64, 4), Error);
+  try {
+    ccl::require_op("reduce_scatter", static_cast<ReduceOp>(3));
+    ADD_FAILURE() << "ReduceOp 3 was not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("reduce_scatter: ccl::ReduceOp 3 is not a reduction"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CclChoices, RefusalsNameTheirReason) {
   const auto message = [](Algorithm a, DType t, ReduceOp op) {
     try {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <thread>
 
 #include "iris/iris.hpp"
 
@@ -97,6 +98,82 @@ TEST(HostKernelsChecks, OutOfBoundsColumnOfAPeersTensor) {
   EXPECT_EQ(o.rc, 1);
   EXPECT_TRUE(has(o.errors[0], "row.iris:3:23: load(a[R - 1, j + 1], from: (rank + 1) % world)")) << o.errors[0];
   EXPECT_TRUE(has(o.errors[0], "a load of element [3, 100] of a, outside the tensor (shape [4, 100])")) << o.errors[0];
+}
+
+// A column index past its row whose flat offset is still inside the tensor: x[0, 128]
+// of a [4, 128] x is x[1, 0]'s memory, which a GPU writes without a word. The host
+// backend checks each index against its own dimension.
+const char* kPastTheRow = R"(kernel past_the_row(x: tensor<f32>[R, C]) {
+    for i in blocks(C + 10, 64) {
+        store(x[0, i], 1.0);
+    }
+}
+)";
+
+TEST(HostKernelsChecks, ColumnPastItsRowThoughTheFlatOffsetIsInside) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    Program p = jit_program(ctx, kPastTheRow, "past_the_row.iris");
+    auto x = ctx.zeros<float>({4, 128});
+    p.launch("past_the_row", {x});
+    ctx.synchronize();
+  });
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "past_the_row.iris:3:9: store(x[0, i], 1.0)")) << o.errors[0];
+  EXPECT_TRUE(has(o.errors[0], "element [0, 128] of x, outside the tensor (shape [4, 128])")) << o.errors[0];
+}
+
+// The same for one element of a 3-D tensor: x[1, 4, 0] of a [3, 4, 8] x is x[2, 0, 0]'s
+// memory.
+const char* kPastTheMiddle = R"(kernel past_the_middle(x: tensor<i32>[A, B, C]) {
+    store(x[1, B, 0], 7);
+}
+)";
+
+TEST(HostKernelsChecks, EveryIndexAgainstItsOwnDimension) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    Program p = jit_program(ctx, kPastTheMiddle, "past_the_middle.iris");
+    auto x = ctx.zeros<std::int32_t>({3, 4, 8});
+    p.launch("past_the_middle", {x});
+    ctx.synchronize();
+  });
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "element [1, 4, 0] of x, outside the tensor (shape [3, 4, 8])")) << o.errors[0];
+}
+
+// A wait timeout shorter than a nanosecond is a timeout, not forever: rank 0's wait
+// gives up while rank 1 is still busy on the host (so no deadlock is declared).
+const char* kNobodySignals = R"(kernel nobody(flag: symmetric tensor<u64>[1]) {
+    if rank == 0 { wait(flag[0] >= 1 as u64); }
+}
+)";
+
+TEST(HostKernelsChecks, SubNanosecondWaitTimeoutIsNotForever) {
+  const Outcome o = run_host(2, [](Context& ctx) {
+    Program p = jit_program(ctx, kNobodySignals, "nobody.iris");
+    auto flag = ctx.zeros<std::uint64_t>(1);
+    if (ctx.rank() == 1) std::this_thread::sleep_for(std::chrono::seconds(3));
+    p.launch("nobody", {flag});
+    ctx.synchronize();
+  }, 1e-10);
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "gave up")) << o.errors[0];
+}
+
+// A rank body that throws something other than a std::exception fails the job like any
+// other failure (run returns 1, a peer in a barrier is woken) instead of ending the
+// process through std::terminate.
+TEST(HostKernelsChecks, ThrowingANonExceptionFailsTheJob) {
+  Options o;
+  o.backend = "host";
+  o.ranks = 2;
+  o.heap_bytes = std::size_t{8} << 20;
+  const auto start = std::chrono::steady_clock::now();
+  const int rc = run(o, [](Context& ctx) {
+    if (ctx.rank() == 1) throw 42;
+    ctx.barrier();
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
 }
 
 // Every rank signals its neighbour once, then waits for a second signal that never

@@ -95,6 +95,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "irisc: error: no input file (see --help)\n");
     return 2;
   }
+  if (std::error_code ec; !output.empty() && output != "-" && std::filesystem::equivalent(input, output, ec)) {
+    std::fprintf(stderr, "irisc: error: -o %s is the input file; writing it would overwrite the source\n",
+                 output.c_str());
+    return 2;
+  }
   for (const auto& [flag, pass, all_ok] : {std::tuple{"--dump-ir-after", dump_after, true}, {"--run-pass", run_pass, false}}) {
     if (pass.empty() || (all_ok && pass == "all")) continue;
     const auto& names = irisc::pass_names();

@@ -73,6 +73,8 @@ const char* name(Route r);
 // The route `collective` ("all_gather", "reduce_scatter", "all_to_all", "broadcast")
 // takes for `bytes` bytes of output (broadcast: of x) at this world size.
 Route choose_route(const char* collective, Route asked, std::size_t bytes, int world);
+// Throws iris::Error naming `what` where `op` is not one of ReduceOp's values.
+void require_op(const char* what, ReduceOp op);
 // The algorithm all_reduce runs for `bytes` bytes at this world size.
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op);
 

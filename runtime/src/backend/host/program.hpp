@@ -134,6 +134,10 @@ class Program {
   // A row of a tensor of 2 or more dimensions ends at its last extent: elements past
   // it are outside the tensor even where the flat index lands in the next row.
   void check_row(int p, i64 offset, i64 n, irisc::SourceRange r, const char* what);
+  // Each index of a view of a tensor of 2+ dimensions against its own extent (`rows`
+  // and `cols`: the valid rows of a 2-D tile, the valid elements along the last
+  // dimension; 1 for a single element).
+  void check_index(const tir::View& v, i64 rows, i64 cols, irisc::SourceRange r, const char* what);
   // The base of parameter p's tensor on `rank` (null: this rank).
   char* base(int p, const tir::ValuePtr& rank, irisc::SourceRange r);
   // Checks that flat indices [lo, hi] of parameter p's tensor exist (the accessed

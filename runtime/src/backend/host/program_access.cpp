@@ -76,6 +76,31 @@ void Program::check_row(int p, i64 offset, i64 n, irisc::SourceRange r, const ch
   fail(r, std::string(what) + " element " + at + " of " + param(p).name + ", outside the tensor (shape " + shape(p) + ")");
 }
 
+void Program::check_index(const tir::View& v, i64 rows, i64 cols, irisc::SourceRange r, const char* what) {
+  const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(v.param)];
+  if (v.index.size() != d.size() || v.gathered) return;
+  const std::size_t last = d.size() - 1;
+  std::vector<i64> at(d.size());
+  bool outside = false;
+  for (std::size_t k = 0; k < d.size(); ++k) {
+    at[k] = sc(*v.index[k]).i;
+    if (static_cast<int>(k) == v.slice_dim) continue;  // a matmul panel's ':' spans the dimension
+    const i64 len = k == last ? cols : k + 1 == last && v.rows ? rows : 1;
+    outside = outside || at[k] < 0 || static_cast<__int128>(at[k]) + len > d[k];
+  }
+  if (!outside) return;
+  // The first element outside: each index that leaves its dimension at the first value
+  // past it.
+  std::string e = "[";
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const i64 len = k == last ? cols : k + 1 == last && v.rows ? rows : 1;
+    const bool past = static_cast<int>(k) != v.slice_dim && at[k] >= 0 && static_cast<__int128>(at[k]) + len > d[k];
+    e += (k ? ", " : "") + std::to_string(past ? std::max(at[k], d[k]) : at[k]);
+  }
+  fail(r, std::string(what) + " element " + e + "] of " + param(v.param).name + ", outside the tensor (shape " +
+              shape(v.param) + ")");
+}
+
 char* Program::base(int p, const tir::ValuePtr& rank, irisc::SourceRange r) {
   char* b = l_.tensors[static_cast<std::size_t>(p)];
   if (!rank) return b;
@@ -94,6 +119,7 @@ Program::View1 Program::view1(const tir::View& v, irisc::SourceRange r, const ch
     n = extent < 0 ? 0 : extent < v.size ? extent : v.size;
   }
   if (n > 0) {
+    check_index(v, 1, n, r, what);
     if (v.size) check_row(v.param, offset, n, r, what);
     check(v.param, offset, static_cast<__int128>(offset) + n - 1, r, what,
           [&](i64 elems) { return offset < 0 ? offset : std::max(offset, elems); });
@@ -107,6 +133,7 @@ Program::View2 Program::view2(const tir::View& v, irisc::SourceRange r, const ch
   const i64 rows = re < 0 ? 0 : re < v.rows ? re : v.rows;
   const i64 cols = ce < 0 ? 0 : ce < v.size ? ce : v.size;
   if (rows > 0 && cols > 0) {
+    check_index(v, rows, cols, r, what);
     check2(v.param, offset, ld, rows, cols, r, what);
   }
   return {offset, ld, rows, cols};
