@@ -385,6 +385,18 @@ struct Context::Impl {
     const char* c = static_cast<const char*>(p);
     return c >= heap->local_base() && c < heap->local_base() + heap->bytes();
   }
+  bool in_heap(const void* p, std::size_t bytes) const {
+    const char* c = static_cast<const char*>(p);
+    const std::size_t all = heap->bytes();
+    return c >= heap->local_base() && bytes <= all && static_cast<std::size_t>(c - heap->local_base()) <= all - bytes;
+  }
+  // A host copy of `bytes` at `device`: inside the heap to its end, where it starts there.
+  void check_copy(const char* what, const void* device, std::size_t bytes) const {
+    if (!in_heap(device) || in_heap(device, bytes)) return;
+    throw Error(std::string(what) + ": " + std::to_string(bytes) + " bytes from heap offset " +
+                std::to_string(offset_of(device)) + " run past the end of the symmetric heap (" +
+                std::to_string(heap->bytes()) + " bytes)");
+  }
 
   // Throws iris::Error naming `feature` when the backend has no runtime kernels.
   void require_runtime_kernels(std::string_view feature) const {
@@ -496,6 +508,7 @@ HeapInfo Context::heap_info() const {
 }
 
 bool Context::in_heap(const void* ptr) const { return impl_->in_heap(ptr); }
+bool Context::in_heap(const void* ptr, std::size_t bytes) const { return impl_->in_heap(ptr, bytes); }
 
 void* Context::translate(const void* ptr, int to) const {
   if (to < 0 || to >= world()) {
@@ -567,11 +580,13 @@ void Context::fill_random(void* ptr, DType dtype, std::size_t n, int kind, std::
 }
 
 void Context::copy_to_host(void* host, const void* device, std::size_t bytes) {
+  impl_->check_copy("copy_to_host", device, bytes);
   backend::active().copy_async(host, device, bytes, impl_->stream);
   synchronize();
 }
 
 void Context::copy_from_host(void* device, const void* host, std::size_t bytes) {
+  impl_->check_copy("copy_from_host", device, bytes);
   backend::active().copy_async(device, host, bytes, impl_->stream);
   synchronize();
 }

@@ -296,6 +296,12 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
       throw Error(prm(i) + " is a tensor of " + contract::name(p.dtype) + " but a tensor of " +
                   std::string(dtype_name(arg.dtype())) + " was passed");
     }
+    if (arg.on_heap() && !ctx_->in_heap(arg.ptr(), arg.bytes())) {
+      throw Error(prm(i) + ": the heap buffer passed (Arg::heap_buffer, " + std::to_string(arg.bytes()) + " bytes) " +
+                  (ctx_->in_heap(arg.ptr()) ? "runs past the end of the symmetric heap"
+                                            : "does not start in this rank's symmetric heap") +
+                  "; a heap buffer must lie inside it");
+    }
     if (p.symmetric && !(arg.on_heap() && ctx_->in_heap(arg.ptr()))) {
       throw Error(prm(i) + " must be a symmetric tensor (allocated on the heap with ctx.empty/zeros/...), but this "
                            "buffer is not on the symmetric heap");

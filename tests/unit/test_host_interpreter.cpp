@@ -159,6 +159,40 @@ TEST(HostKernelsChecks, SubNanosecondWaitTimeoutIsNotForever) {
   EXPECT_TRUE(has(o.errors[0], "gave up")) << o.errors[0];
 }
 
+// A heap buffer that claims more bytes than the heap has after it, and host copies that
+// run past the heap's end, are refused before anything is written.
+const char* kFillOnes = R"(kernel fill_ones(x: tensor<f32>[N]) {
+    for i in blocks(N, 256) { store(x[i], 1.0); }
+}
+)";
+
+TEST(HostKernelsChecks, RangesPastTheHeapsEndAreRefused) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    Program p = jit_program(ctx, kFillOnes, "fill_ones.iris");
+    auto t = ctx.zeros<float>(16);
+    const std::size_t big = std::size_t{1} << 30;  // the test heap is 8 MiB
+    std::string launch_error, copy_error;
+    try {
+      p.launch("fill_ones", {Arg::heap_buffer(t.data(), DType::f32, {static_cast<std::int64_t>(big / 4)}, big)});
+      ctx.synchronize();
+    } catch (const Error& e) {
+      launch_error = e.what();
+    }
+    std::vector<char> host(std::size_t{16} << 20);
+    try {
+      ctx.copy_to_host(host.data(), t.data(), host.size());
+    } catch (const Error& e) {
+      copy_error = e.what();
+    }
+    EXPECT_TRUE(has(launch_error, "runs past the end of the symmetric heap")) << launch_error;
+    EXPECT_TRUE(has(copy_error, "copy_to_host: 16777216 bytes from heap offset")) << copy_error;
+    EXPECT_TRUE(has(copy_error, "run past the end of the symmetric heap")) << copy_error;
+    EXPECT_TRUE(ctx.in_heap(t.data(), 64));
+    EXPECT_FALSE(ctx.in_heap(t.data(), big));
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.

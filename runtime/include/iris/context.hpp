@@ -63,6 +63,8 @@ class Context {
   void heap_free(void* ptr);
   HeapInfo heap_info() const;
   bool in_heap(const void* ptr) const;
+  // True when all of [ptr, ptr + bytes) lies in this rank's symmetric heap.
+  bool in_heap(const void* ptr, std::size_t bytes) const;
   // The address of `ptr`'s twin on rank `to`, usable from this process (host copies).
   void* translate(const void* ptr, int to) const;
   template <class T> T* translate(T* ptr, int to) const { return static_cast<T*>(translate(static_cast<const void*>(ptr), to)); }
@@ -91,6 +93,8 @@ class Context {
   }
 
   // --- copies (synchronous with respect to the rank's stream) ------------------------
+  // Where `device` is in the symmetric heap, the range must end inside it (an Error
+  // otherwise); other device memory is the caller's to size.
   void copy_to_host(void* host, const void* device, std::size_t bytes);
   void copy_from_host(void* device, const void* host, std::size_t bytes);
 
