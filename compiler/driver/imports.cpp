@@ -31,6 +31,19 @@ class Loader {
     const std::string main = source_.name();
     std::error_code ec;
     const fs::path dir = fs::path(main).parent_path();
+    // The standard library's own kernels (libiris compiles dsl/<file> from its embedded
+    // text under that name) import from the embedded library, never from a dsl/ folder
+    // that happens to lie in the working directory.
+    if (main.starts_with("dsl/")) {
+      const std::string name = main.substr(4);
+      const char* text = stdlib_file(name);
+      if (text && std::string_view(text) == source_.file_text(0)) {
+        loaded_.emplace("dsl:" + name, true);
+        stack_.push_back({"dsl:" + name, main});
+        follow(module, "dsl:" + fs::path(name).parent_path().string(), module);
+        return;
+      }
+    }
     const std::string key = fs::exists(main, ec) ? fs::weakly_canonical(main, ec).string() : "main:" + main;
     loaded_.emplace(key, true);
     stack_.push_back({key, main});
@@ -86,12 +99,18 @@ class Loader {
     };
     const bool in_stdlib = base.starts_with("dsl:");
     if (fs::path(path).is_absolute()) return on_disk(path);
-    if (!in_stdlib) {
-      if (auto f = on_disk(fs::path(base) / path)) return f;
-    } else {
+    if (in_stdlib) {
       // Relative to an embedded file: its folder in dsl/ first.
       const std::string name = (fs::path(base.substr(4)) / path).lexically_normal().string();
       if (const char* text = stdlib_file(name)) return stdlib(name, text);
+    }
+    // A path that names a standard-library file is that file, wherever the importer is:
+    // a file of the same name on disk cannot stand in for it.
+    if (const char* text = stdlib_file(fs::path(path).lexically_normal().string())) {
+      return stdlib(fs::path(path).lexically_normal().string(), text);
+    }
+    if (!in_stdlib) {
+      if (auto f = on_disk(fs::path(base) / path)) return f;
     }
     for (const std::string& dir : options_.include_dirs) {
       if (auto f = on_disk(fs::path(dir) / path)) return f;

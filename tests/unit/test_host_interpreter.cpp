@@ -5,10 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <cmath>
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
+#include "iris/ccl.hpp"
 #include "iris/iris.hpp"
 
 namespace iris {
@@ -190,6 +195,40 @@ TEST(HostKernelsChecks, RangesPastTheHeapsEndAreRefused) {
     EXPECT_TRUE(ctx.in_heap(t.data(), 64));
     EXPECT_FALSE(ctx.in_heap(t.data(), big));
   });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
+// Files planted in the working directory under the standard library's names do not
+// replace it: not for the library's own collectives (compiled from dsl/ccl/...), and not
+// for a user's kernel that imports "ccl/common.iris".
+const char* kUsesCommon = R"(import "ccl/common.iris";
+kernel twice(x: tensor<i32>[N], op: int) {
+    for i in blocks(N, 256) { store(x[i], combine(load(x[i]), load(x[i]), op)); }
+}
+)";
+
+TEST(HostKernelsChecks, TheWorkingDirectoryCannotReplaceTheStandardLibrary) {
+  namespace fs = std::filesystem;
+  const fs::path before = fs::current_path();
+  const fs::path dir = fs::temp_directory_path() / ("iris_planted_" + std::to_string(::getpid()));
+  for (const char* f : {"dsl/ccl/ccl/common.iris", "dsl/ccl/common.iris", "ccl/common.iris", "dsl/ccl/all_reduce_push.iris"}) {
+    fs::create_directories((dir / f).parent_path());
+    std::ofstream(dir / f) << "fn combine<T: type>(a: tile<T>, b: tile<T>, op: int) { return a - b + 1000; }\n";
+  }
+  fs::current_path(dir);
+  const Outcome o = run_host(2, [](Context& ctx) {
+    auto x = ctx.full<std::int32_t>(std::size_t{1000}, 1 + ctx.rank());
+    ccl::all_reduce(ctx, x, {ccl::ReduceOp::sum, ccl::Algorithm::one_shot_push, nullptr});
+    const std::vector<std::int32_t> sum = x.to_host();
+    EXPECT_EQ(sum.front(), 3);
+    EXPECT_EQ(sum.back(), 3);
+    Program p = jit_program(ctx, kUsesCommon, "twice.iris");
+    auto y = ctx.full<std::int32_t>(std::size_t{300}, 5);
+    p.launch("twice", {y, std::int64_t{0}});
+    EXPECT_EQ(y.to_host()[299], 10);
+  });
+  fs::current_path(before);
+  fs::remove_all(dir);
   EXPECT_EQ(o.rc, 0) << o.errors[0];
 }
 
