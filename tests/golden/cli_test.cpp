@@ -161,6 +161,21 @@ TEST(Cli, EmitHeader) {
   EXPECT_NE(h.find("void scale("), std::string::npos) << h.substr(0, 2000);
 }
 
+// A file name is the user's to choose: in the generated header it stays inside its
+// string literal (quotes and backslashes escaped), never ending it and going on as code.
+TEST(Cli, EmitHeaderEscapesTheFileName) {
+  SKIP_WITHOUT_NVRTC();
+  TempDir tmp;
+  const fs::path src = tmp.path() / "k\"); int pwned = 1; (\"\\.iris";
+  fs::copy_file(kCliInput, src);
+  const fs::path out = tmp.path() / "k.iris.hpp";
+  const CliRun r = run_irisc({src.string(), "--emit=header", "-o", out.string()});
+  EXPECT_EQ(r.code, 0) << show(r);
+  const std::string h = read_file(out);
+  EXPECT_NE(h.find("k\\\"); int pwned = 1; (\\\"\\\\ (embedded)\")"), std::string::npos) << h.substr(0, 3000);
+  EXPECT_EQ(h.find("k\"); int pwned"), std::string::npos) << h.substr(0, 3000);
+}
+
 TEST(Cli, EmitMetadataIsJson) {
   const CliRun r = run_irisc({kCliInput.string(), "--emit=metadata"});
   ASSERT_EQ(r.code, 0) << show(r);

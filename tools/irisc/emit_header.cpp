@@ -31,6 +31,26 @@ std::string identifier(const std::string& stem) {
 namespace {
 
 // A function returning `bytes` as a static array (64-byte aligned).
+// `s` as the inside of a C++ string literal: quotes and backslashes escaped, every byte
+// outside printable ASCII as an octal escape (a file name is the user's to choose, and
+// must never end the literal and go on as code).
+std::string cpp_string_body(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f || c == '?') {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string byte_function(const std::string& name, const std::byte* bytes, std::size_t n) {
   std::string h = "inline std::span<const std::byte> " + name + "() {\n  alignas(64) static const unsigned char data[] = {";
   for (std::size_t i = 0; i < n; ++i) {
@@ -52,14 +72,14 @@ std::string emit_header(const CompileResult& r, const std::string& stem, const s
   for (const contract::Kernel& k : meta.kernels) h += " " + k.name;
   h += "\n#pragma once\n\n#include <cstddef>\n#include <cstdint>\n#include <span>\n\n#include \"iris/program.hpp\"\n\n";
   h += "namespace iris_kernels::" + ns + " {\n\n";
-  h += "inline constexpr const char* kTarget = \"" + target + "\";\n\n";
+  h += "inline constexpr const char* kTarget = \"" + cpp_string_body(target) + "\";\n\n";
   h += "// The code object: a cubin with its launch metadata.\n";
   h += byte_function("code", r.code_object.data(), r.code_object.size());
   h += "// The host code object (the checked source), for the host backend (IRIS_BACKEND=host).\n";
   h += byte_function("host_code", reinterpret_cast<const std::byte*>(host_code.data()), host_code.size());
   h += "// The module loaded into one rank's context, with a typed launcher per kernel.\n";
-  h += "class Kernels {\n public:\n  explicit Kernels(iris::Context& ctx)\n      : program_(ctx, ctx.on_host() ? host_code() : code(), \"" + stem +
-       " (embedded)\") {}\n  const iris::Program& program() const { return program_; }\n";
+  h += "class Kernels {\n public:\n  explicit Kernels(iris::Context& ctx)\n      : program_(ctx, ctx.on_host() ? host_code() : code(), \"" +
+       cpp_string_body(stem) + " (embedded)\") {}\n  const iris::Program& program() const { return program_; }\n";
   for (const contract::Kernel& k : meta.kernels) {
     std::string sig, args;
     for (const contract::Param& p : k.params) {
