@@ -61,7 +61,20 @@ Diagnostic& Diagnostics::emit(DiagnosticKind kind, SourceRange range, std::initi
   Diagnostic& d = emit_unlocated(kind, args);
   d.located = source_ != nullptr;
   d.range = range;
-  for (auto c = context_.rbegin(); c != context_.rend(); ++c) d.notes.push_back(*c);
+  // The innermost contexts and the outermost (a chain of calls as deep as the checker
+  // allows would otherwise print a note per level).
+  constexpr std::size_t kEnds = 4;
+  const std::size_t n = context_.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (n > 2 * kEnds && i == kEnds) {
+      DiagnosticNote skipped = context_[n - 1 - i];
+      skipped.message = "... " + std::to_string(n - 2 * kEnds) + " more calls ...";
+      d.notes.push_back(std::move(skipped));
+      i = n - kEnds - 1;
+      continue;
+    }
+    d.notes.push_back(context_[n - 1 - i]);
+  }
   return d;
 }
 

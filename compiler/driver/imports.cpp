@@ -51,7 +51,16 @@ class Loader {
   }
 
  private:
+  // Imports nested deeper than this are an error, not a crash (each level is a frame of
+  // follow() and of the parser's).
+  static constexpr std::size_t kMostNested = 128;
+
   void follow(const ast::Module& from, const std::string& base, ast::Module& into) {
+    if (stack_.size() > kMostNested && !from.imports.empty()) {
+      diags_.emit(DiagnosticKind::NestedTooDeep, from.imports.front().range,
+                  {"imports", std::to_string(kMostNested), stack_.front().second + " -> ... -> " + stack_.back().second});
+      return;
+    }
     for (const ast::Import& imp : from.imports) {
       if (diags_.too_many_errors()) return;
       std::vector<std::string> looked;

@@ -48,6 +48,16 @@ const ast::Stmt* misplaced_return(const std::vector<ast::StmtPtr>& body, bool al
 }  // namespace
 
 ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call, bool as_statement) {
+  // Each inlined call is a few frames of the checker's recursion: a chain of thousands
+  // of functions calling the next would exhaust the stack (of a rank's thread, through
+  // the JIT) instead of being reported.
+  constexpr std::size_t kMostNested = 128;
+  if (inlining_.size() >= kMostNested) {
+    diags_.emit(DiagnosticKind::NestedTooDeep, call.name_range,
+                {"function calls", std::to_string(kMostNested),
+                 inlining_.front()->name + " -> ... -> " + inlining_.back()->name + " -> " + fn.name});
+    return error_value(call.range);
+  }
   for (const ast::Kernel* f : inlining_) {
     if (f == &fn) {
       Diagnostic& d = diags_.emit(DiagnosticKind::RecursiveCall, call.name_range, {fn.name});

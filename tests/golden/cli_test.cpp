@@ -176,6 +176,23 @@ TEST(Cli, EmitHeaderEscapesTheFileName) {
   EXPECT_EQ(h.find("k\"); int pwned"), std::string::npos) << h.substr(0, 3000);
 }
 
+// A chain of imports deeper than irisc follows is a diagnostic, not a crash (20000
+// nested imports overflowed the stack).
+TEST(Cli, ImportsNestedTooDeepAreReported) {
+  TempDir tmp;
+  constexpr int kFiles = 200;
+  for (int i = 0; i < kFiles; ++i) {
+    std::ofstream f(tmp.path() / ("m" + std::to_string(i) + ".iris"));
+    if (i + 1 < kFiles) f << "import \"m" << i + 1 << ".iris\";\n";
+    f << "fn h" << i << "(n: int) { return n; }\n";
+    if (i == 0) f << "kernel k(y: tensor<i64>[N]) { store(y[0], h0(1)); }\n";
+  }
+  const CliRun r = run_irisc({(tmp.path() / "m0.iris").string(), "--emit=tir"});
+  EXPECT_EQ(r.code, 1) << show(r);
+  EXPECT_NE(r.err.find("imports nest more than 128 deep"), std::string::npos) << show(r);
+  EXPECT_NE(r.err.find("[NestedTooDeep]"), std::string::npos) << show(r);
+}
+
 TEST(Cli, EmitMetadataIsJson) {
   const CliRun r = run_irisc({kCliInput.string(), "--emit=metadata"});
   ASSERT_EQ(r.code, 0) << show(r);
