@@ -65,6 +65,16 @@ void* zeroed_heap(Context& ctx, std::size_t bytes) {
 int share(Context& ctx) { return state(ctx).share; }
 int max_share(Context& ctx) { return state(ctx).max_share; }
 
+// A first call's set-up (a JIT compile, heap allocations, host barriers, a host sync
+// before a scratch grows) cannot be captured into a CUDA graph: say so, before the
+// driver answers a host sync with a bare CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+void require_not_capturing(Context& ctx, const std::string& what) {
+  if (!backend::active().stream_capturing(ctx.stream())) return;
+  throw Error(what + " is set up on its first call (a JIT compile, heap allocations, barriers between the ranks), "
+              "which a CUDA graph capture cannot hold: run the call once eagerly, at its largest size, before "
+              "capturing it");
+}
+
 Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
                    std::map<std::string, std::int64_t> defines, const std::string& target) {
   State& st = state(ctx);
@@ -76,6 +86,7 @@ Instance& instance(Context& ctx, const std::string& file, const std::string& ker
   for (const auto& [n, v] : defines) key += ";" + n + "=" + std::to_string(v);
   auto it = st.instances.find(key);
   if (it != st.instances.end()) return *it->second;
+  require_not_capturing(ctx, "the standard library's kernel '" + kernel + "' (dsl/" + file + ")");
   JitOptions jo;
   jo.defines = std::move(defines);
   jo.target = target;
@@ -90,6 +101,7 @@ Instance& instance(Context& ctx, const std::string& file, const std::string& ker
 
 void* tile_flags(Context& ctx, Instance& in, std::size_t count) {
   if (in.tile_flag_count < count) {
+    require_not_capturing(ctx, "the per-tile flags of kernel '" + in.kernel + "'");
     // Every rank is past the calls that used the old flags before any frees them.
     ctx.synchronize();
     ctx.barrier();
@@ -104,6 +116,8 @@ void* tile_flags(Context& ctx, Instance& in, std::size_t count) {
 void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have, bool zero) {
   Scratch& s = state(ctx).scratch[name];
   if (s.bytes < bytes) {
+    require_not_capturing(ctx, "the standard library's scratch '" + name + "' (growing to " + std::to_string(bytes) +
+                                   " bytes for a call larger than any before)");
     if (s.ptr) {
       ctx.synchronize();  // no queued call still uses the old buffer
       ctx.barrier();
@@ -120,6 +134,7 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::siz
 void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {
   Scratch& s = state(ctx).zeroed[name];
   if (!s.ptr) {
+    require_not_capturing(ctx, "the standard library's flags '" + name + "'");
     s.ptr = zeroed_heap(ctx, bytes);
     s.bytes = bytes;
     ctx.barrier();  // zeroed on every rank before any rank's kernel signals into it

@@ -372,6 +372,37 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
   }, std::size_t{1} << 30);  // the tensors and every kernel's channel scratch (ring: 4x)
 }
 
+// A collective's first call sets it up (a JIT compile, allocations, barriers), which a
+// capture cannot hold: capturing it first is refused on every rank with what to do,
+// not a bare CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED; after one eager call it captures.
+TEST_P(Collectives, CapturingAFirstCallSaysToRunItEagerlyFirst) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::size_t n = 3001;
+    auto x = ctx.empty<float>(n);
+    auto y = ctx.empty<float>(n);
+    fill(x, ctx, 0);
+    const ccl::Options o{ccl::ReduceOp::max, ccl::Algorithm::two_shot_push, nullptr};
+    std::string why;
+    try {
+      Graph g(ctx.stream(), [&] { ccl::all_reduce(ctx, x, y, o); });
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    require(why.find("run the call once eagerly") != std::string::npos, "capturing a first call: " + why);
+    ctx.barrier();
+    ccl::all_reduce(ctx, x, y, o);
+    ctx.synchronize();
+    Graph g(ctx.stream(), [&] { ccl::all_reduce(ctx, x, y, o); });
+    fill(x, ctx, 1);
+    ctx.barrier();
+    g.launch(ctx.stream());
+    ctx.synchronize();
+    expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::max, ctx.world(), i, 1); },
+                 "a replay after the eager first call");
+  });
+}
+
 TEST_P(Collectives, GraphReplaysWithoutAReset) {
   IRIS_REQUIRE_CUDA();
   run_ranks(GetParam(), [](Context& ctx, Module&) {

@@ -223,6 +223,9 @@ class Backend {
   // --- graphs: capture what is enqueued on a stream, replay it --------------------------------
   // Capture is thread-local: other threads' work is not captured and does not break it.
   virtual void capture_begin(StreamHandle* stream) = 0;
+  // Whether work enqueued on `stream` is being captured into a graph now (by libiris or
+  // by anyone else, such as torch.cuda.graph).
+  virtual bool stream_capturing(StreamHandle*) { return false; }
   virtual GraphHandle* capture_end(StreamHandle* stream) = 0;
   // Ends a capture after a failure, dropping what was captured.
   virtual void capture_abort(StreamHandle* stream) noexcept = 0;

@@ -417,6 +417,12 @@ class CudaBackend final : public Backend {
     CU_CALL(cuStreamBeginCapture, cu(stream), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
   }
 
+  bool stream_capturing(StreamHandle* stream) override {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CU_CALL(cuStreamIsCapturing, cu(stream), &status);
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
+  }
+
   GraphHandle* capture_end(StreamHandle* stream) override {
     CUgraph g = nullptr;
     CU_CALL(cuStreamEndCapture, cu(stream), &g);
