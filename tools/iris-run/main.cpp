@@ -29,7 +29,7 @@ using irisc::contract::DType;
 
 struct Settings {
   std::string file;
-  std::string backend = "host";
+  std::string backend;  // --backend, else IRIS_BACKEND, else host
   std::string kernel;
   int ranks = 2;
   std::int64_t default_size = 1000;
@@ -44,8 +44,8 @@ void usage() {
       "iris-run: runs every kernel of a .iris file with generated inputs\n\n"
       "usage: iris-run FILE.iris [options]\n"
       "  --ranks N        ranks, as threads (default 2)\n"
-      "  --backend B      host (default: CPU threads, every access checked, deadlocks\n"
-      "                   reported), cuda or hip (NVIDIA or AMD GPUs; ranks may share one)\n"
+      "  --backend B      host (default, or IRIS_BACKEND: CPU threads, every access checked,\n"
+      "                   deadlocks reported), cuda or hip (NVIDIA or AMD GPUs; ranks may share one)\n"
       "  --kernel NAME    run only this kernel\n"
       "  --size NAME=V    a size symbol's value (default 1000); --size V sets the default\n"
       "  --value NAME=V   a scalar parameter's value (default 1)\n"
@@ -128,53 +128,60 @@ std::string run_kernel(const Settings& s, const std::string& source, const std::
   if (o.wait_timeout > 10) o.wait_timeout = 10;  // a kernel waiting on what nobody signals
   std::string error;
   std::mutex mu;
-  const int rc = iris::run(o, [&](iris::Context& ctx) {
-    try {
-      iris::JitOptions jo;
-      jo.defines = s.defines;
-      iris::Program p = iris::jit_program(ctx, source, s.file, jo);
-      const irisc::contract::Kernel* k = nullptr;
-      for (const auto& c : p.kernels()) {
-        if (c.name == kernel) k = &c;
-      }
-      if (!k) throw iris::Error("no kernel named '" + kernel + "'");
-      std::vector<std::int64_t> sizes;
-      for (const std::string& name : k->sizes) {
-        const auto it = s.sizes.find(name);
-        sizes.push_back(it == s.sizes.end() ? s.default_size : it->second);
-      }
-      std::vector<Holder> held;
-      std::vector<iris::Arg> args;
-      std::uint64_t seed = 1;
-      for (const irisc::contract::Param& prm : k->params) {
-        if (!prm.tensor) {
-          const auto it = s.values.find(prm.name);
-          args.push_back(scalar_for(prm.dtype, it == s.values.end() ? 1.0 : it->second));
-          continue;
+  int rc = 0;
+  // What fails before any rank runs (no GPU for this backend, more ranks than it takes)
+  // is this kernel's failure, reported as such, not an uncaught exception.
+  try {
+    rc = iris::run(o, [&](iris::Context& ctx) {
+      try {
+        iris::JitOptions jo;
+        jo.defines = s.defines;
+        iris::Program p = iris::jit_program(ctx, source, s.file, jo);
+        const irisc::contract::Kernel* k = nullptr;
+        for (const auto& c : p.kernels()) {
+          if (c.name == kernel) k = &c;
         }
-        iris::Shape shape;
-        for (const irisc::contract::Expr& e : prm.dims) {
-          std::int64_t d = 0;
-          const irisc::contract::Bindings b{sizes, ctx.world(), ctx.multiprocessors(), 1};
-          if (irisc::contract::eval(e, b, &d) != irisc::contract::EvalError::ok || d < 0) {
-            throw iris::Error("the extent " + irisc::contract::to_string(e, k->sizes) + " of " + prm.name +
-                              " has no value for these sizes (--size)");
+        if (!k) throw iris::Error("no kernel named '" + kernel + "'");
+        std::vector<std::int64_t> sizes;
+        for (const std::string& name : k->sizes) {
+          const auto it = s.sizes.find(name);
+          sizes.push_back(it == s.sizes.end() ? s.default_size : it->second);
+        }
+        std::vector<Holder> held;
+        std::vector<iris::Arg> args;
+        std::uint64_t seed = 1;
+        for (const irisc::contract::Param& prm : k->params) {
+          if (!prm.tensor) {
+            const auto it = s.values.find(prm.name);
+            args.push_back(scalar_for(prm.dtype, it == s.values.end() ? 1.0 : it->second));
+            continue;
           }
-          shape.push_back(d);
+          iris::Shape shape;
+          for (const irisc::contract::Expr& e : prm.dims) {
+            std::int64_t d = 0;
+            const irisc::contract::Bindings b{sizes, ctx.world(), ctx.multiprocessors(), 1};
+            if (irisc::contract::eval(e, b, &d) != irisc::contract::EvalError::ok || d < 0) {
+              throw iris::Error("the extent " + irisc::contract::to_string(e, k->sizes) + " of " + prm.name +
+                                " has no value for these sizes (--size)");
+            }
+            shape.push_back(d);
+          }
+          held.push_back(tensor_for(ctx, prm.dtype, shape, seed++));
+          args.push_back(held.back().arg);
         }
-        held.push_back(tensor_for(ctx, prm.dtype, shape, seed++));
-        args.push_back(held.back().arg);
+        ctx.barrier();
+        p.launch(kernel, std::span<const iris::Arg>(args));
+        ctx.synchronize();
+        ctx.barrier();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (error.empty()) error = e.what();
+        throw;
       }
-      ctx.barrier();
-      p.launch(kernel, std::span<const iris::Arg>(args));
-      ctx.synchronize();
-      ctx.barrier();
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (error.empty()) error = e.what();
-      throw;
-    }
-  });
+    });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
   if (rc != 0 && error.empty()) error = "a rank failed";
   return error;
 }
@@ -225,6 +232,13 @@ int main(int argc, char** argv) {
     }
     if (s.file.empty()) throw iris::Error("no .iris file (see --help)");
     if (s.ranks < 1) throw iris::Error("--ranks: at least 1");
+    if (s.backend.empty()) {
+      const char* env = std::getenv("IRIS_BACKEND");
+      s.backend = env && *env ? env : "host";
+    }
+    if (s.backend != "host" && s.backend != "cuda" && s.backend != "hip") {
+      throw iris::Error("unknown backend '" + s.backend + "' (--backend or IRIS_BACKEND: host, cuda or hip)");
+    }
   } catch (const iris::Error& e) {
     std::fprintf(stderr, "iris-run: error: %s\n", e.what());
     return 2;
