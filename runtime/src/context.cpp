@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -726,7 +727,14 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
   options.validate();
   backend::select(options.backend);
   backend::active().set_race_check(options.check_races);
-  if (launched_by_mpi()) {
+  // The host backend runs ranks as threads of one process: an MPI launcher's variables
+  // (a stray PMI_SIZE in the environment, or mpirun itself) do not make it an MPI job.
+  const bool host = std::string_view(backend::active().name()) == "host";
+  if (host && launched_by_mpi()) {
+    log(LogLevel::warn, "the host backend runs its ranks as threads of this process; the MPI launcher's "
+                        "environment (OMPI_COMM_WORLD_SIZE, PMI_SIZE, ...) is ignored");
+  }
+  if (!host && launched_by_mpi()) {
     backend::active().require();  // NoDeviceError before MPI starts
     auto boot = make_mpi_bootstrap(options.host_timeout);
     set_log_rank(boot->rank(), boot->world());

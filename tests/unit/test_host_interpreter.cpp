@@ -232,6 +232,23 @@ TEST(HostKernelsChecks, TheWorkingDirectoryCannotReplaceTheStandardLibrary) {
   EXPECT_EQ(o.rc, 0) << o.errors[0];
 }
 
+// A stray MPI launcher variable does not turn a host-backend job into an MPI job: its
+// ranks are still this process's threads.
+TEST(HostKernelsChecks, StrayMpiVariablesLeaveTheHostBackendToThreads) {
+  ::setenv("PMI_SIZE", "4", 1);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  int seen = 0;
+  std::mutex mu;
+  const Outcome o = run_host(2, [&](Context& ctx) {
+    std::lock_guard<std::mutex> lock(mu);
+    seen += ctx.world() == 2 ? 1 : 0;
+  });
+  ::unsetenv("PMI_SIZE");
+  ::unsetenv("OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+  EXPECT_EQ(seen, 2);
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.
