@@ -2,18 +2,22 @@
 // collectives and launches; and iris::run, which starts the ranks.
 #include "iris/context.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <cmath>
-#include <string_view>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "backend/backend.hpp"
@@ -336,9 +340,24 @@ struct Context::Impl {
       return;
     }
     auto write = [&](const std::string& path, const std::vector<std::string>& parts) {
-      std::ofstream f(path, std::ios::binary | std::ios::trunc);
-      f << merge_trace(parts);
-      if (!f) {
+      // Never through a symbolic link: IRIS_TRACE pointed at a link would truncate
+      // whatever the link names.
+      const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        log_warn("rank ", r, ": cannot write the trace to ", path, ": ",
+                 errno == ELOOP ? std::string("it is a symbolic link, which the trace does not follow")
+                                : std::string(std::strerror(errno)));
+        return;
+      }
+      const std::string text = merge_trace(parts);
+      std::size_t done = 0;
+      while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+      if (done < text.size()) {
         log_warn("rank ", r, ": cannot write the trace to ", path);
       } else {
         log_info("rank ", r, ": wrote the trace to ", path);

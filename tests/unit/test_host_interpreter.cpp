@@ -249,6 +249,28 @@ TEST(HostKernelsChecks, StrayMpiVariablesLeaveTheHostBackendToThreads) {
   EXPECT_EQ(seen, 2);
 }
 
+// The trace is never written through a symbolic link (IRIS_TRACE naming a link would
+// have truncated whatever it points at).
+TEST(HostKernelsChecks, TheTraceDoesNotFollowASymbolicLink) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("iris_trace_link_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path precious = dir / "precious.txt", link = dir / "trace.json";
+  std::ofstream(precious) << "keep me";
+  fs::create_symlink(precious, link);
+  Options o;
+  o.backend = "host";
+  o.ranks = 2;
+  o.heap_bytes = std::size_t{8} << 20;
+  o.trace = link.string();
+  const int rc = run(o, [](Context& ctx) { ctx.barrier(); });
+  std::ifstream in(precious);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove_all(dir);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(text, "keep me");
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.
