@@ -63,6 +63,17 @@ class Loader {
     }
     for (const ast::Import& imp : from.imports) {
       if (diags_.too_many_errors()) return;
+      // Imports name .iris files by a relative path, found beside the importer, under an
+      // include directory or in the standard library: not any readable file, whose first
+      // line a diagnostic would then show.
+      if (fs::path(imp.path).is_absolute() || !imp.path.ends_with(".iris")) {
+        diags_.emit(DiagnosticKind::BadImportPath, imp.range,
+                    {imp.path, fs::path(imp.path).is_absolute()
+                                   ? "imports take a relative path (beside the importing file, under -I, or in the "
+                                     "standard library), not an absolute one"
+                                   : "only .iris files are imported"});
+        continue;
+      }
       std::vector<std::string> looked;
       std::optional<Found> f = resolve(imp.path, base, &looked);
       if (!f) {
@@ -107,7 +118,6 @@ class Loader {
       return Found{canon.string(), p.lexically_normal().string(), std::move(*text), p.parent_path().string()};
     };
     const bool in_stdlib = base.starts_with("dsl:");
-    if (fs::path(path).is_absolute()) return on_disk(path);
     if (in_stdlib) {
       // Relative to an embedded file: its folder in dsl/ first.
       const std::string name = (fs::path(base.substr(4)) / path).lexically_normal().string();

@@ -150,6 +150,11 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     if (s->order == Order::acquire || s->order == Order::acq_rel) {
       diags_.emit(DiagnosticKind::SignalWithAcquire, named(e, "order")->range, {name(s->order)});
     }
+    // To another rank (anything but `to: rank`), only system scope orders anything.
+    if (const ast::Expr* to = named(e, "to"); to && s->scope != Scope::system &&
+                                                !(to->kind == ast::ExprKind::Name && to->name == "rank")) {
+      diags_.emit(DiagnosticKind::NarrowScopeToPeer, named(e, "scope")->range, {name(s->scope)});
+    }
     if (const ast::Expr* op = named(e, "op")) {
       if (op->kind == ast::ExprKind::Name && (op->name == "set" || op->name == "add")) {
         s->signal_op = op->name == "add" ? SignalOp::add : SignalOp::set;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <set>
 
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/sema/sema_state.hpp"
 #include "compiler/tir/visit.hpp"
 
@@ -14,6 +15,10 @@ namespace sema {
 using namespace tir;
 
 namespace {
+
+// The arguments every launch carries besides the parameters and size arguments: the
+// context and the multiprocessor count.
+constexpr std::size_t kHiddenArgs = 2;
 
 // Evaluates an expression over sms, world and compile-time constants (role program
 // counts), also building it as a TIR value for the launch contract.
@@ -231,6 +236,20 @@ void KernelChecker::run() {
     const int index = static_cast<int>(out_.params.size());
     out_.params.push_back(std::move(tp));
     declare(p.name, Entity{EntityKind::Param, index, 0, Builtin::rank, p.range});
+  }
+
+  // What a launch can carry (the launch contract's limits): beyond them irisc would
+  // write a code object no launcher loads.
+  if (out_.size_symbols.size() > contract::kMaxSizes) {
+    diags_.emit(DiagnosticKind::TooManyParameters, k_.name_range,
+                {k_.name, std::to_string(out_.size_symbols.size()) + " size symbols",
+                 std::to_string(contract::kMaxSizes)});
+  } else if (const std::size_t args = out_.params.size() + out_.size_symbols.size() + kHiddenArgs;
+             args > contract::kMaxArgs) {
+    diags_.emit(DiagnosticKind::TooManyParameters, k_.name_range,
+                {k_.name, std::to_string(args) + " arguments (its parameters, a size argument per size symbol and " +
+                              std::to_string(kHiddenArgs) + " of its own)",
+                 std::to_string(contract::kMaxArgs)});
   }
 
   // Body: either plain statements, or roles plus 'let's.

@@ -2,6 +2,9 @@
 #include "iris/dtype.hpp"
 
 #include <cmath>
+#include <string>
+
+#include "iris/error.hpp"
 
 namespace iris {
 
@@ -107,7 +110,37 @@ half::operator float() const {
   return bits_float(sign | ((exp - 15 + 127) << 23) | (mant << 13));
 }
 
+namespace {
+
+// `value` must be a value of `t`: an integer type takes finite whole numbers in its
+// range, a float type any number whose conversion stays finite (or an infinity or NaN
+// asked for as such). full<i32>(1e30) was filled with whatever the cast gave.
+void require_representable(DType t, double value) {
+  const auto refuse = [&](const std::string& why) {
+    throw Error(std::to_string(value) + " is not a value of " + std::string(dtype_name(t)) + ": " + why);
+  };
+  double lo = 0, hi = 0;  // integers: [lo, hi)
+  switch (t) {
+    case DType::f32:
+    case DType::f16:
+    case DType::bf16: {
+      const double largest = t == DType::f32 ? 3.4028234663852886e38 : t == DType::f16 ? 65504.0 : 3.3895313892515355e38;
+      if (std::isfinite(value) && std::fabs(value) > largest) refuse("its largest finite value is " + std::to_string(largest));
+      return;
+    }
+    case DType::i32: lo = -2147483648.0, hi = 2147483648.0; break;
+    case DType::u32: lo = 0, hi = 4294967296.0; break;
+    case DType::i64: lo = -9223372036854775808.0, hi = 9223372036854775808.0; break;
+    case DType::u64: lo = 0, hi = 18446744073709551616.0; break;
+  }
+  if (!std::isfinite(value) || value != std::trunc(value)) refuse("an integer type takes whole numbers");
+  if (value < lo || value >= hi) refuse("outside its range");
+}
+
+}  // namespace
+
 std::uint64_t dtype_bits(DType t, double value) {
+  require_representable(t, value);
   switch (t) {
     case DType::f32: return float_bits(static_cast<float>(value));
     case DType::f16: return half(static_cast<float>(value)).bits;

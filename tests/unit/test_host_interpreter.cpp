@@ -271,6 +271,47 @@ TEST(HostKernelsChecks, TheTraceDoesNotFollowASymbolicLink) {
   EXPECT_EQ(text, "keep me");
 }
 
+// A device-scope signal and wait between two ranks order nothing for the other GPU: the
+// race check reports the data they were meant to publish (it took them as ordering).
+const char* kDeviceScopeHandoff = R"(kernel handoff(x: symmetric tensor<f32>[N], out: tensor<f32>[N],
+                  flag: symmetric tensor<u64>[1]) {
+    role one(programs: 1) {
+        if rank == 0 {
+            for i in chunks(0, N, 256) { store(x[i], 7.0, to: 1); }
+            signal(flag[0], 1 as u64, to: 1, scope: device);
+        }
+        if rank == 1 {
+            wait(flag[0] >= 1 as u64, scope: device);
+            for i in chunks(0, N, 256) { store(out[i], load(x[i])); }
+        }
+    }
+}
+)";
+
+TEST(HostKernelsChecks, DeviceScopeBetweenRanksOrdersNothing) {
+  for (const bool system : {false, true}) {
+    std::string source = kDeviceScopeHandoff;
+    if (system) {
+      for (std::size_t at; (at = source.find(", scope: device")) != std::string::npos;) source.erase(at, 15);
+    }
+    const Outcome o = run_host(2, [&](Context& ctx) {
+      Program p = jit_program(ctx, source, "handoff.iris");
+      auto x = ctx.zeros<float>(std::size_t{300});
+      auto out = ctx.zeros<float>(std::size_t{300});
+      auto flag = ctx.zeros<std::uint64_t>(1);
+      ctx.barrier();
+      p.launch("handoff", {x, out, flag});
+      ctx.synchronize();
+    }, 60, true);
+    if (system) {
+      EXPECT_EQ(o.rc, 0) << o.errors[0] << o.errors[1];
+    } else {
+      EXPECT_EQ(o.rc, 1);
+      EXPECT_TRUE(has(o.errors[0] + o.errors[1], "race on rank 1's x[")) << o.errors[0] << o.errors[1];
+    }
+  }
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.

@@ -85,6 +85,20 @@ TEST(DType, HalfAndBfloat16RoundTrip) {
   EXPECT_EQ(dtype_size(DType::bf16), 2u);
   EXPECT_EQ(dtype_name(DType::u64), "u64");
   EXPECT_EQ(dtype_bits(DType::i32, -1.0), 0xFFFFFFFFu);
+  // Values the type does not have are refused, not cast into something else.
+  EXPECT_THROW(dtype_bits(DType::i32, 1e30), Error);
+  EXPECT_THROW(dtype_bits(DType::i32, 2147483648.0), Error);
+  EXPECT_EQ(dtype_bits(DType::i32, -2147483648.0), 0x80000000u);
+  EXPECT_THROW(dtype_bits(DType::u32, -1.0), Error);
+  EXPECT_THROW(dtype_bits(DType::i64, 1.5), Error);
+  EXPECT_THROW(dtype_bits(DType::u64, NAN), Error);
+  EXPECT_THROW(dtype_bits(DType::f16, 1e6), Error);
+  EXPECT_EQ(dtype_bits(DType::f16, INFINITY), 0x7C00u);
+  try {
+    dtype_bits(DType::i32, 1e30);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a value of i32"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Log, LevelsParse) {

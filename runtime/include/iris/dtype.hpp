@@ -39,7 +39,9 @@ template <> struct dtype_of<std::uint32_t> { static constexpr DType value = DTyp
 template <> struct dtype_of<std::uint64_t> { static constexpr DType value = DType::u64; };
 template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
-// The bit pattern of `value` converted to dtype t, in the low dtype_size(t) bytes.
+// The bit pattern of `value` converted to dtype t, in the low dtype_size(t) bytes;
+// iris::Error where `value` is not a value of t (an integer type takes finite whole
+// numbers in its range; a float type, numbers within its finite range, or inf / NaN).
 std::uint64_t dtype_bits(DType t, double value);
 
 }  // namespace iris

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -94,7 +95,7 @@ class Program {
   i64 program_, programs_;
   // A fence ran in this program: its later atomics and signals release for the race check
   // (a release fence followed by a relaxed write is a release pattern).
-  bool fenced_ = false;
+  std::optional<tir::Scope> fenced_;  // the widest scope of the fences so far
   std::vector<VarV> vars_;
   std::unordered_map<std::uint32_t, const char*> sites_;  // the race check's site texts
 
@@ -107,13 +108,15 @@ class Program {
   // An atomic (or a signal) on `p`, element `index`: checked against plain accesses,
   // then its release, the operation, its acquire.
   template <class Op>
-  auto atomically(int p, void* addr, i64 index, tir::Order order, irisc::SourceRange r, Op op) {
+  auto atomically(int p, void* addr, i64 index, tir::Order order, tir::Scope scope, irisc::SourceRange r, Op op) {
     if (races::enabled()) {
       track_as(p, addr, index, races::Access::atomic_write, r);
-      if (releases(order) || fenced_) races::release(l_.ctx, addr);
+      // A relaxed write after a fence releases at the fence's scope.
+      if (releases(order)) races::release(l_.ctx, addr, scope == tir::Scope::system);
+      else if (fenced_) races::release(l_.ctx, addr, fenced_ == tir::Scope::system);
     }
     auto out = op();
-    if (races::enabled() && acquires(order)) races::acquire(l_.ctx, addr);
+    if (races::enabled() && acquires(order)) races::acquire(l_.ctx, addr, scope == tir::Scope::system);
     return out;
   }
   void track_range(int p, const char* base, i64 first, i64 n, bool write, irisc::SourceRange r);

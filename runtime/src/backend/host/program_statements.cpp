@@ -147,7 +147,7 @@ void Program::stmt(const tir::Stmt& s) {
       const std::memory_order mo = memory_order(s.order);
       // A signal releases unless it is relaxed (its default order is release).
       const tir::Order order = s.order == tir::Order::relaxed ? tir::Order::relaxed : tir::Order::release;
-      atomically(s.view.param, p, w.offset, order, s.range, [&] {
+      atomically(s.view.param, p, w.offset, order, s.scope, s.range, [&] {
         if (s.signal_op == tir::SignalOp::add) {
           atomic(t, p, tir::AtomicOp::add, s.order, x, S{});
         } else if (elem_bytes(t) == 8) {
@@ -166,7 +166,7 @@ void Program::stmt(const tir::Stmt& s) {
       // The program's threads are one here: the barrier is implicit, the fence is the
       // host's.
       std::atomic_thread_fence(std::memory_order_seq_cst);
-      fenced_ = true;
+      fenced_ = fenced_ ? std::max(*fenced_, s.scope) : s.scope;
       return;
     case K::Wait: {
       const ScalarType t = elem_of(s.view.param);
@@ -180,7 +180,7 @@ void Program::stmt(const tir::Stmt& s) {
            static_cast<int>(program_), &l_.failed);
       after_wait();
       if (races::enabled()) {
-        if (s.order != tir::Order::relaxed) races::acquire(l_.ctx, p);
+        if (s.order != tir::Order::relaxed) races::acquire(l_.ctx, p, s.scope == tir::Scope::system);
         track_as(s.view.param, p, w.offset, races::Access::atomic_read, s.range);
       }
       return;

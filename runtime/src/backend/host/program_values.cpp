@@ -171,7 +171,7 @@ S Program::sc(const tir::Value& v) {
       const S x = cast(t, v.operands[0]->type.elem, sc(*v.operands[0]));
       const S d = v.operands.size() > 1 ? cast(t, v.operands[1]->type.elem, sc(*v.operands[1])) : S{};
       char* p = base(v.view.param, v.rank, v.range) + w.offset * elem_bytes(t);
-      const S old = atomically(v.view.param, p, w.offset, v.order, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, x, d); });
+      const S old = atomically(v.view.param, p, w.offset, v.order, v.scope, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, x, d); });
       return cast(v.type.elem, t, old);
     }
     case K::Fill:
@@ -309,7 +309,7 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
             const i64 at = w.offset + i * w.ld + j;
             const S xe = cast(t, xv.type.elem, x[static_cast<std::size_t>(i * v.view.size + j)]);
             char* p = b + at * elem_bytes(t);
-            atomically(v.view.param, p, at, v.order, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, xe, S{}); });
+            atomically(v.view.param, p, at, v.order, v.scope, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, xe, S{}); });
           }
         }
         return;
@@ -329,7 +329,7 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
         const S xe = cast(t, xv.type.elem, x[i]);
         const S de = d.empty() ? S{} : cast(t, v.operands[1]->type.elem, d[i]);
         char* p = b + e * elem_bytes(t);
-        const S o = atomically(v.view.param, p, w.offset + e, v.order, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, xe, de); });
+        const S o = atomically(v.view.param, p, w.offset + e, v.order, v.scope, v.range, [&] { return atomic(t, p, v.atomic_op, v.order, xe, de); });
         out[i] = cast(v.type.elem, t, o);
       }
       return;

@@ -39,7 +39,10 @@ struct Job {
   // Each rank's clock: entries only grow. Read lock-free by accesses, joined under mu.
   std::array<std::array<std::atomic<std::uint32_t>, kRanks>, kRanks> clocks{};
   std::mutex mu;
-  std::unordered_map<const void*, Clock> flags;
+  std::unordered_map<const void*, Clock> flags;  // system-scope releases
+  // Every release, by the rank that made it: what a narrower-scope acquire of that rank
+  // sees (a system-scope release orders its own rank's device-scope acquires too).
+  std::map<std::pair<const void*, int>, Clock> own_flags;
   // Collectives by their number (every rank makes the same ones in the same order): the
   // join of the clocks the ranks entered it with, and how many have left it.
   struct Collective {
@@ -170,18 +173,22 @@ void access(const device::Context& ctx, const void* addr, Access kind, const cha
   }
 }
 
-void release(const device::Context& ctx, const void* flag) {
+void release(const device::Context& ctx, const void* flag, bool system) {
   Job& job = job_of(ctx);
   std::lock_guard<std::mutex> lock(job.mu);
-  join(job.flags[flag], job.clock(ctx.rank));
+  const Clock mine = job.clock(ctx.rank);
+  if (system) join(job.flags[flag], mine);
+  join(job.own_flags[{flag, ctx.rank}], mine);
   job.tick(ctx.rank);
 }
 
-void acquire(const device::Context& ctx, const void* flag) {
+void acquire(const device::Context& ctx, const void* flag, bool system) {
   Job& job = job_of(ctx);
   std::lock_guard<std::mutex> lock(job.mu);
-  const auto it = job.flags.find(flag);
-  if (it != job.flags.end()) job.raise(ctx.rank, it->second);
+  if (system) {
+    if (const auto it = job.flags.find(flag); it != job.flags.end()) job.raise(ctx.rank, it->second);
+  }
+  if (const auto it = job.own_flags.find({flag, ctx.rank}); it != job.own_flags.end()) job.raise(ctx.rank, it->second);
 }
 
 void collective(const device::Context& ctx, bool entering) {

@@ -7,6 +7,8 @@
 //   flag stores) joins the rank's clock into the flag's, then ticks the rank's own entry;
 // - an acquire (a wait, an atomic with acquire or acq_rel order, the device barrier's
 //   waits) joins the flag's clock into the rank's;
+// - a release or acquire at block or device scope reaches only the same rank's
+//   acquires and releases: between two GPUs only system scope orders anything;
 // - a host collective (barrier, all_gather, broadcast, collective allocations) joins
 //   every rank's clock into every rank's;
 // - each plain load or store of an element checks the element's last write (and, for a
@@ -49,8 +51,10 @@ enum class Access { read, write, atomic_read, atomic_write };
 // that releases is recorded before its release().
 void access(const device::Context& ctx, const void* addr, Access kind, const char* site, const char* tensor,
             long long index);
-void release(const device::Context& ctx, const void* flag);
-void acquire(const device::Context& ctx, const void* flag);
+// `system`: a release or acquire at system scope. One at block or device scope orders
+// nothing for another GPU (docs/runtime.md): it pairs only with this rank's own.
+void release(const device::Context& ctx, const void* flag, bool system = true);
+void acquire(const device::Context& ctx, const void* flag, bool system = true);
 // Around a host collective of rank ctx.rank: every rank enters before any leaves.
 void collective(const device::Context& ctx, bool entering);
 
