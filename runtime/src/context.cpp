@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -79,6 +80,10 @@ struct Job {
   std::mutex mu;
   std::string failure;  // "rank r: why"
   std::atomic<bool> failed{false};
+  // A rank whose GPU work did not stop (after an abort, or past the host timeout): the
+  // process cannot tear its contexts down under a running kernel, so run() ends it.
+  std::atomic<bool> stuck{false};
+  std::string stuck_why;
   std::vector<device::Control*> controls;
 
   void add(device::Control* c) {
@@ -232,10 +237,13 @@ struct Context::Impl {
   ~Impl() {
     auto& bk = backend::active();
     // Peers may still read or write this heap: wait for everyone before freeing it
-    // (even when this stream reports an error).
-    try {
-      wait_stream(stream);
-    } catch (const std::exception&) {
+    // (even when this stream reports an error). Not again after a wait gave up on it:
+    // that would wait a second full timeout for the same kernel.
+    if (!gave_up) {
+      try {
+        wait_stream(stream);
+      } catch (const std::exception&) {
+      }
     }
     finish_trace();
     try {
@@ -278,12 +286,16 @@ struct Context::Impl {
         if (job->failed.load() && abort_seen == clock::time_point{}) abort_seen = now;
         if (abort_seen != clock::time_point{} && now - abort_seen > kAbortGrace) {
           quiet = false;
+          gave_up = true;
+          mark_stuck("its GPU work did not stop " + std::to_string(kAbortGrace.count()) + " s after the job failed");
           throw Error("rank " + std::to_string(boot->rank()) + " stopped because " + job->why() +
                       "; this rank's GPU work has not stopped " + std::to_string(kAbortGrace.count()) +
                       " s later (a spin that does not watch the abort word: a wait_until without a context?)");
         }
         if (host_timeout > 0 && std::chrono::duration<double>(now - start).count() > host_timeout) {
           quiet = false;
+          gave_up = true;
+          mark_stuck("its GPU work was still running after the host timeout (" + seconds_text(host_timeout) + ")");
           throw Error("rank " + std::to_string(boot->rank()) + ": waited " + seconds_text(host_timeout) +
                       " for this rank's GPU work to finish and it has not: a kernel is still running. If it waits "
                       "on a flag, check who should set it; if it is just long, raise Options::host_timeout "
@@ -309,6 +321,13 @@ struct Context::Impl {
   }
 
   bool quiet = true;  // false when this rank's stream may still be running
+  bool gave_up = false;  // a wait for this rank's stream gave up: its GPU work is stuck
+
+  void mark_stuck(const std::string& why) {
+    std::lock_guard<std::mutex> lock(job->mu);
+    if (!job->stuck.load()) job->stuck_why = "rank " + std::to_string(boot->rank()) + ": " + why;
+    job->stuck.store(true);
+  }
 
   static constexpr std::size_t kTraceEvents = std::size_t{1} << 17;
 
@@ -832,6 +851,15 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
     });
   }
   for (auto& t : threads) t.join();
+  if (job->stuck.load()) {
+    // As PyTorch's watchdog does: a kernel that does not stop keeps the GPU's context,
+    // and the process with it, alive however long it runs. Say so and end the process.
+    log(LogLevel::error, "ending the process (exit status 1): " + job->stuck_why +
+                             "; a kernel still running cannot be stopped from the host");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
   return failures.load() ? 1 : 0;
 }
 

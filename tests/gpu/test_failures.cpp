@@ -4,7 +4,14 @@
 // Each test asserts an iris::Error that names the rank and what it waited on, within
 // the timeout plus a few seconds. Ranks are threads sharing the GPU: under mpirun a
 // failing rank ends the whole job (MPI_Abort), which a test cannot observe.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 
 #include "gpu_harness.hpp"
@@ -191,6 +198,53 @@ TEST_F(Failures, TruncatedCodeObjectAndOverflowingSizesAreErrors) {
   });
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(has(r.errors[0], "all three reported")) << r.errors[0];
+}
+
+// A compute loop that never looks at the abort word (n iterations: longer than any test).
+const char* kSpin = R"(kernel spin(x: tensor<f32>[N], flag: symmetric tensor<u64>[1], n: i64) {
+    if rank == 0 {
+        let acc = 0.0;
+        for k in range(0, n) { acc = acc + load(x[k % N]); }
+        store(x[0], acc);
+    }
+    if rank == 1 { wait(flag[0] >= 1 as u64); }
+}
+)";
+
+// The watchdog's job, run by the test below in a process of its own (it ends that
+// process): rank 1's wait gives up, the job fails, and rank 0's kernel spins on.
+TEST_F(Failures, WatchdogChild) {
+  if (!std::getenv("IRIS_TEST_WATCHDOG_CHILD")) GTEST_SKIP() << "run by WatchdogEndsAProcessWhoseKernelDoesNotStop";
+  run_failing(2, 1.0, [](Context& ctx) {
+    Program p = jit_program(ctx, kSpin, "spin.iris");
+    auto x = ctx.ones<float>(std::size_t{64});
+    auto flag = ctx.zeros<std::uint64_t>(1);
+    ctx.barrier();
+    p.launch("spin", {x, flag, std::int64_t{1} << 50});
+    ctx.synchronize();
+  });
+  std::printf("run() returned: the watchdog did not end the process\n");
+}
+
+// A rank whose kernel does not stop after its job failed (a loop that never looks at
+// the abort word) is reported, and the process ends with status 1 after the grace
+// period, as PyTorch's watchdog does, instead of living as long as the kernel runs.
+TEST_F(Failures, WatchdogEndsAProcessWhoseKernelDoesNotStop) {
+  if (std::getenv("IRIS_TEST_WATCHDOG_CHILD")) GTEST_SKIP();
+  const std::string out = ::testing::TempDir() + "iris_watchdog_child.txt";
+  const std::string cmd = "IRIS_TEST_WATCHDOG_CHILD=1 IRIS_TEST_RANKS=2 timeout 120 /proc/" +
+                          std::to_string(::getpid()) + "/exe --gtest_filter=Failures.WatchdogChild > " + out +
+                          " 2>&1";
+  const auto start = clock::now();
+  const int status = std::system(cmd.c_str());
+  const double seconds = std::chrono::duration<double>(clock::now() - start).count();
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << text;
+  EXPECT_TRUE(has(text, "ending the process (exit status 1): rank 0: its GPU work did not stop")) << text;
+  EXPECT_FALSE(has(text, "run() returned")) << text;
+  EXPECT_LT(seconds, 60.0) << text;
 }
 
 }  // namespace

@@ -312,6 +312,33 @@ TEST(HostKernelsChecks, DeviceScopeBetweenRanksOrdersNothing) {
   }
 }
 
+// A long compute loop stops when its job aborts (the host backend's programs look at the
+// abort word at every iteration): the job ends in seconds, not when the loop would.
+const char* kLongLoop = R"(kernel long_loop(x: tensor<f32>[N], n: i64) {
+    let acc = 0.0;
+    for k in range(0, n) { acc = acc + load(x[k % N]); }
+    store(x[0], acc);
+}
+)";
+
+TEST(HostKernelsChecks, ALongLoopStopsWhenTheJobAborts) {
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome o = run_host(2, [](Context& ctx) {
+    Program p = jit_program(ctx, kLongLoop, "long_loop.iris");
+    auto x = ctx.ones<float>(std::size_t{64});
+    if (ctx.rank() == 1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      throw Error("rank 1 gives up");
+    }
+    p.launch("long_loop", {x, std::int64_t{1} << 50});
+    ctx.synchronize();
+  });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "rank 1 gives up")) << o.errors[0];
+  EXPECT_LT(seconds, 30.0);
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.

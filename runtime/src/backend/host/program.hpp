@@ -184,6 +184,8 @@ class Program {
   void assign(int var, const tir::Value& v);
   // A tile (or a scalar broadcast) to store, converted to the tensor's type.
   std::vector<S> source(const tir::Value& v, std::size_t n, ScalarType to);
+  // Unwinds the program (Stopped) when its launch failed or its job aborted: after a
+  // wait, and at each iteration of a loop (a long compute loop stops too).
   void after_wait();
   // Data-and-flag words: the word for x (of t) with `flag`; the value of element `e` of
   // the u64 tensor view's words once its flag is `flag` (waits as `wait` does).

@@ -199,6 +199,7 @@ void Program::stmt(const tir::Stmt& s) {
       VarV& v = vars_[static_cast<std::size_t>(s.var)];
       for (i64 start = program_ * s.step; start < bound; start += programs_ * s.step) {
         v.r = {start, bound - start < s.step ? bound - start : s.step};
+        after_wait();  // a loop, however long, stops when the job aborts
         stmts(s.body);
       }
       return;
@@ -215,6 +216,7 @@ void Program::stmt(const tir::Stmt& s) {
         n.r.start = t % across * s.step2;
         n.r.extent = cols - n.r.start < s.step2 ? cols - n.r.start : s.step2;
         if (s.var_t >= 0) vars_[static_cast<std::size_t>(s.var_t)].s = S{t, 0};
+        after_wait();  // a loop, however long, stops when the job aborts
         stmts(s.body);
       }
       return;
@@ -232,6 +234,7 @@ void Program::stmt(const tir::Stmt& s) {
       const i64 step = s.stride ? sc(*s.stride).i : 1;  // not positive: no iterations, as on the GPU
       for (i64 i = lo; step > 0 && i < hi; i += step) {
         vars_[static_cast<std::size_t>(s.var)].s = S{i, 0};
+        after_wait();  // a loop, however long, stops when the job aborts
         stmts(s.body);
       }
       return;
@@ -241,6 +244,7 @@ void Program::stmt(const tir::Stmt& s) {
       VarV& v = vars_[static_cast<std::size_t>(s.var)];
       for (i64 start = lo; start < bound; start += s.step) {
         v.r = {start, bound - start < s.step ? bound - start : s.step};
+        after_wait();  // a loop, however long, stops when the job aborts
         stmts(s.body);
       }
       return;
