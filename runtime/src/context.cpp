@@ -815,6 +815,7 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
   auto group = make_thread_group(world, options.host_timeout);
   auto job = std::make_shared<Job>();
   std::atomic<int> failures{0};
+  std::atomic<int> finished{0};
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
@@ -848,9 +849,24 @@ int run(const Options& options, const std::function<void(Context&)>& body) {
       }
       ctx.reset();
       set_log_rank(-1, 0);
+      ++finished;
     });
   }
-  for (auto& t : threads) t.join();
+  // The watchdog: a rank whose kernel does not stop may also never leave its body (a
+  // module with a running kernel cannot be unloaded), so do not wait for every thread
+  // once one is stuck: give the others a moment to report, then end the process.
+  using wd_clock = std::chrono::steady_clock;
+  wd_clock::time_point stuck_seen{};
+  while (finished.load() < world) {
+    if (job->stuck.load()) {
+      if (stuck_seen == wd_clock::time_point{}) stuck_seen = wd_clock::now();
+      if (wd_clock::now() - stuck_seen > std::chrono::seconds(2)) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!job->stuck.load()) {
+    for (auto& t : threads) t.join();
+  }
   if (job->stuck.load()) {
     // As PyTorch's watchdog does: a kernel that does not stop keeps the GPU's context,
     // and the process with it, alive however long it runs. Say so and end the process.

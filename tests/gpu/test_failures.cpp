@@ -232,7 +232,7 @@ TEST_F(Failures, WatchdogChild) {
 TEST_F(Failures, WatchdogEndsAProcessWhoseKernelDoesNotStop) {
   if (std::getenv("IRIS_TEST_WATCHDOG_CHILD")) GTEST_SKIP();
   const std::string out = ::testing::TempDir() + "iris_watchdog_child.txt";
-  const std::string cmd = "IRIS_TEST_WATCHDOG_CHILD=1 IRIS_TEST_RANKS=2 timeout 120 /proc/" +
+  const std::string cmd = "IRIS_TEST_WATCHDOG_CHILD=1 IRIS_TEST_RANKS=2 timeout 60 /proc/" +
                           std::to_string(::getpid()) + "/exe --gtest_filter=Failures.WatchdogChild > " + out +
                           " 2>&1";
   const auto start = clock::now();
@@ -244,7 +244,7 @@ TEST_F(Failures, WatchdogEndsAProcessWhoseKernelDoesNotStop) {
   EXPECT_EQ(WEXITSTATUS(status), 1) << text;
   EXPECT_TRUE(has(text, "ending the process (exit status 1): rank 0: its GPU work did not stop")) << text;
   EXPECT_FALSE(has(text, "run() returned")) << text;
-  EXPECT_LT(seconds, 60.0) << text;
+  EXPECT_LT(seconds, 45.0) << text;
 }
 
 }  // namespace
