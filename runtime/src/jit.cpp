@@ -2,6 +2,7 @@
 #include "iris/jit.hpp"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
@@ -158,8 +160,45 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
   require_gpu_toolchain(co);
   const auto t0 = std::chrono::steady_clock::now();
   irisc::SourceBuffer buf(name, std::string(source));
-  irisc::CompileResult r = irisc::compile(buf, co);
+  // Progress on a long compile: a note after note_after_seconds, then every 30 s.
+  std::mutex note_mu;
+  std::condition_variable note_cv;
+  bool done = false, noted = false;
+  std::thread notes;
+  if (options.note_after_seconds > 0) {
+    notes = std::thread([&] {
+      std::unique_lock<std::mutex> lock(note_mu);
+      auto wait = std::chrono::duration<double>(options.note_after_seconds);
+      while (!note_cv.wait_for(lock, wait, [&] { return done; })) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        log_warn("jit: still compiling ", name, " for ", co.target, " (", static_cast<long>(s),
+                 " s so far); the result is cached, so later runs load it at once");
+        noted = true;
+        wait = std::chrono::seconds(30);
+      }
+    });
+  }
+  const auto stop_notes = [&] {
+    if (!notes.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(note_mu);
+      done = true;
+    }
+    note_cv.notify_all();
+    notes.join();
+  };
+  irisc::CompileResult r;
+  try {
+    r = irisc::compile(buf, co);
+  } catch (...) {
+    stop_notes();
+    throw;
+  }
+  stop_notes();
   out.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (options.note_after_seconds > 0 && (noted || out.compile_ms > options.note_after_seconds * 1e3)) {
+    log_warn("jit: compiled ", name, " for ", co.target, " in ", out.compile_ms / 1e3, " s");
+  }
   if (!r.ok) throw Error("irisc could not compile " + name + ":\n" + r.rendered_diagnostics);
   out.warnings = r.rendered_diagnostics;
   if (!out.warnings.empty()) log_warn(out.warnings);

@@ -710,4 +710,22 @@ TEST(JitWithoutNvrtc, GpuCompileNamesTheLibraryAndTheVariable) {
   EXPECT_FALSE(iris::jit_compile(kScaleKernel, "scale.iris", o).code.empty());
 }
 
+// A compile that takes longer than note_after_seconds says so (here every compile does:
+// the threshold is a nanosecond), and with 0 nothing is said.
+TEST(JitNotes, ALongCompileSaysHowLongItTook) {
+  iris::JitOptions o;
+  o.target = "host";
+  o.use_cache = false;
+  o.note_after_seconds = 1e-9;
+  ::testing::internal::CaptureStderr();
+  iris::jit_compile(kScaleKernel, "noted.iris", o);
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("jit: compiled noted.iris for host in"), std::string::npos) << said;
+  o.note_after_seconds = 0;
+  ::testing::internal::CaptureStderr();
+  iris::jit_compile(kScaleKernel, "quiet.iris", o);
+  const std::string quiet = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(quiet.find("quiet.iris"), std::string::npos) << quiet;
+}
+
 }  // namespace

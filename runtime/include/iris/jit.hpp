@@ -27,9 +27,13 @@ struct JitOptions {
   // context traces (Options::trace).
   bool trace_events = false;
   std::filesystem::path cache_dir;              // "" = JitCache::default_dir() ($IRIS_CACHE_DIR, ...)
-  // Where `import` looks after the importing file's folder, before the standard library
-  // (irisc -I).
+  // Where `import` looks after the importing file's folder (irisc -I); a path that names
+  // a standard-library file is always the embedded one.
   std::vector<std::string> include_dirs;
+  // A compile still running after this many seconds says so (a warning, then one every
+  // 30 s), and one that took longer says how long when done: an NVRTC compile of a
+  // large kernel can take tens of seconds, once (the result is cached). 0: no notes.
+  double note_after_seconds = 10;
 };
 
 struct JitResult {
