@@ -64,7 +64,11 @@ class Diagnostics {
   void pop_context() { context_.pop_back(); }
 
   bool has_errors() const { return errors_ > 0; }
-  int error_count() const { return errors_; }
+  // Errors reported, plus the silent follow-ups of one already reported (a use of a name
+  // whose declaration failed): phases that stop on a new error stop on those too.
+  int error_count() const { return errors_ + followups_; }
+  void count_followup() { ++followups_; }
+  int reported_error_count() const { return errors_; }
   int warning_count() const { return warnings_; }
   // After this many errors the rest are dropped and phases should stop.
   bool too_many_errors() const { return errors_ >= max_errors_; }
@@ -80,7 +84,7 @@ class Diagnostics {
   const SourceBuffer* source_;
   std::vector<Diagnostic> diags_;
   std::vector<DiagnosticNote> context_;
-  int errors_ = 0, warnings_ = 0, max_errors_ = 50;
+  int errors_ = 0, warnings_ = 0, max_errors_ = 50, followups_ = 0;
   bool werror_ = false;
 };
 

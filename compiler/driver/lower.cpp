@@ -19,7 +19,7 @@ void finish(CompileResult& r, const Diagnostics& diags) {
   r.diagnostics = diags.all();
   r.rendered_diagnostics = diags.render(false);
   r.rendered_diagnostics_color = diags.render(true);
-  r.errors = diags.error_count();
+  r.errors = diags.reported_error_count();
   r.warnings = diags.warning_count();
   r.ok = !diags.has_errors();
 }

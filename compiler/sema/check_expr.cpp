@@ -109,7 +109,8 @@ ScalarType KernelChecker::resolve(const ast::TypeRef& t) {
   if (t.name.empty()) return t.type;
   const Entity* e = lookup(t.name);
   if (e && e->kind == EntityKind::Type) return e->type;
-  diags_.emit(DiagnosticKind::UnknownType, t.range, {t.name});
+  if (poisoned_.count(t.name)) diags_.count_followup();
+  else diags_.emit(DiagnosticKind::UnknownType, t.range, {t.name});
   return ScalarType::f32;
 }
 
@@ -184,7 +185,8 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     case ExprKind::Name: {
       const Entity* ent = lookup(e.name);
       if (!ent) {
-        diags_.emit(DiagnosticKind::UnknownName, e.range, {e.name});
+        if (poisoned_.count(e.name)) diags_.count_followup();
+        else diags_.emit(DiagnosticKind::UnknownName, e.range, {e.name});
         return error_value(e.range);
       }
       switch (ent->kind) {
@@ -417,7 +419,8 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
   const ast::Expr& base = gathered ? *outer->args[0] : *outer;
   const Entity* ent = base.kind == ast::ExprKind::Name ? lookup(base.name) : nullptr;
   if (base.kind == ast::ExprKind::Name && !ent) {
-    diags_.emit(DiagnosticKind::UnknownName, base.range, {base.name});
+    if (poisoned_.count(base.name)) diags_.count_followup();
+    else diags_.emit(DiagnosticKind::UnknownName, base.range, {base.name});
     return std::nullopt;
   }
   if (!ent || ent->kind != EntityKind::Param || !out_.params[static_cast<std::size_t>(ent->index)].is_tensor) {

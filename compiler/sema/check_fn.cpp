@@ -58,9 +58,13 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
                  inlining_.front()->name + " -> ... -> " + inlining_.back()->name + " -> " + fn.name});
     return error_value(call.range);
   }
-  for (const ast::Kernel* f : inlining_) {
-    if (f == &fn) {
-      Diagnostic& d = diags_.emit(DiagnosticKind::RecursiveCall, call.name_range, {fn.name});
+  for (std::size_t i = 0; i < inlining_.size(); ++i) {
+    if (inlining_[i] == &fn) {
+      // Through others: name the way round (ping calls itself through pong).
+      std::string through;
+      for (std::size_t j = i + 1; j < inlining_.size(); ++j) through += (through.empty() ? "" : ", ") + inlining_[j]->name;
+      Diagnostic& d = diags_.emit(DiagnosticKind::RecursiveCall, call.name_range,
+                                  {fn.name, through.empty() ? "" : " through " + through});
       diags_.note(d, fn.name_range, "'" + fn.name + "' is defined here");
       return error_value(call.range);
     }

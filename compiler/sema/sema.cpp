@@ -146,11 +146,13 @@ void KernelChecker::run() {
         auto t = defined_type(d->second);
         if (!t) {
           diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "a type parameter", "a type name, as in -D" + c.name + "=bf16"});
+          poisoned_.insert(c.name);
           continue;
         }
         e.type = *t;
       } else if (!c.default_type) {
         diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=<type>; it"});
+        poisoned_.insert(c.name);
         continue;
       } else {
         e.type = resolve(*c.default_type);
@@ -160,22 +162,26 @@ void KernelChecker::run() {
     }
     if (!is_integer(resolve(c.type))) {
       diags_.emit(DiagnosticKind::TypeMismatch, c.type.range, {c.type.spelling(), "int", " (compile-time parameters are integers or types)"});
+      poisoned_.insert(c.name);
       continue;
     }
     std::int64_t value = 0;
     if (d != opts_.defines.end()) {
       if (defined_type(d->second)) {
         diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "an integer parameter", "an integer"});
+        poisoned_.insert(c.name);
         continue;
       }
       value = d->second;
       if (c.default_value) const_int(*c.default_value, "the default of '" + c.name + "'");
     } else if (!c.default_value) {
       diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=...; it"});
+      poisoned_.insert(c.name);
       continue;
     } else if (auto v = const_int(*c.default_value, "the default of '" + c.name + "'")) {
       value = *v;
     } else {
+      poisoned_.insert(c.name);
       continue;
     }
     if (declare(c.name, Entity{EntityKind::Const, -1, value, Builtin::rank, c.range})) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,9 @@ class KernelChecker {
   // The functions being inlined, outermost first (a call of one of them is recursion).
   std::vector<const ast::Kernel*> inlining_;
   tir::Kernel& out_;
+  // Compile-time parameters whose -D or default was already reported: their uses stay
+  // silent (no "unknown name 'BLOCK'" after "'BLOCK' has no default").
+  std::set<std::string> poisoned_;
   std::vector<std::map<std::string, Entity>> scopes_;
   int loop_depth_ = 0;
   bool in_role_ = false;

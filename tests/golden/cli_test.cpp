@@ -193,6 +193,22 @@ TEST(Cli, ImportsNestedTooDeepAreReported) {
   EXPECT_NE(r.err.find("[NestedTooDeep]"), std::string::npos) << show(r);
 }
 
+// A type parameter given an integer (-DT=7) is reported once: its uses say nothing more;
+// and mutual recursion names the way round.
+TEST(Cli, DiagnosticsSayItOnceAndSayItRight) {
+  TempDir tmp;
+  const fs::path typed = tmp.path() / "typed.iris";
+  std::ofstream(typed) << "kernel k<T: type = f32>(x: tensor<T>[N]) { store(x[0], 1 as T); }\n";
+  const CliRun r = run_irisc({typed.string(), "--emit=tir", "-DT=7"});
+  EXPECT_EQ(r.code, 1) << show(r);
+  EXPECT_NE(r.err.find("[DefineKindMismatch]"), std::string::npos) << show(r);
+  EXPECT_EQ(r.err.find("unknown type 'T'"), std::string::npos) << show(r);
+  EXPECT_NE(r.err.find("1 error(s)"), std::string::npos) << show(r);
+  const CliRun rec = run_irisc({(kGoldenDir / "diagnostics" / "fail_recursive_call.iris").string(), "--emit=tir"});
+  EXPECT_NE(rec.err.find("'ping' calls itself through pong;"), std::string::npos) << show(rec);
+  EXPECT_NE(rec.err.find("'down' calls itself;"), std::string::npos) << show(rec);
+}
+
 TEST(Cli, EmitMetadataIsJson) {
   const CliRun r = run_irisc({kCliInput.string(), "--emit=metadata"});
   ASSERT_EQ(r.code, 0) << show(r);

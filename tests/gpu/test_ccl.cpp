@@ -223,6 +223,18 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       refused = std::string(e.what()).find("all_to_all: src and dst overlap") != std::string::npos;
     }
     require(refused, "all_to_all(x, x) is refused with a message");
+    // reduce_scatter's size errors give the sizes the caller passed and the one needed.
+    std::string why;
+    try {
+      auto in = ctx.zeros<float>(uw * 10);
+      auto out = ctx.zeros<float>(std::size_t{7});
+      ccl::reduce_scatter(ctx, in, out);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    require(why.find("reduce_scatter: the output has 7 elements, but an input of " + std::to_string(uw * 10) + " on " +
+                     std::to_string(w) + " ranks needs 10") != std::string::npos,
+            "reduce_scatter into the wrong size: " + why);
   });
 }
 

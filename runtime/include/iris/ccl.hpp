@@ -106,7 +106,16 @@ void all_gather(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Option
 // dst (src.numel() / world elements) gets slice `rank` of src combined over every rank.
 template <class T>
 void reduce_scatter(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
-  detail::check_sizes("reduce_scatter", src.numel(), dst.numel() * static_cast<std::size_t>(ctx.world()), src.numel());
+  const auto w = static_cast<std::size_t>(ctx.world());
+  if (src.numel() % w != 0) {
+    throw Error("reduce_scatter: an input of " + std::to_string(src.numel()) + " elements does not split into " +
+                std::to_string(w) + " equal slices (one per rank)");
+  }
+  if (dst.numel() != src.numel() / w) {
+    throw Error("reduce_scatter: the output has " + std::to_string(dst.numel()) + " elements, but an input of " +
+                std::to_string(src.numel()) + " on " + std::to_string(w) + " ranks needs " +
+                std::to_string(src.numel() / w) + " (the input / world)");
+  }
   detail::reduce_scatter(ctx, dtype_of_v<T>, src.data(), dst.data(), dst.numel(), o);
 }
 // Slice q of rank r's src (world slices of n) becomes slice r of rank q's dst.
