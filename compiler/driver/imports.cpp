@@ -57,8 +57,9 @@ class Loader {
 
   void follow(const ast::Module& from, const std::string& base, ast::Module& into) {
     if (stack_.size() > kMostNested && !from.imports.empty()) {
-      diags_.emit(DiagnosticKind::NestedTooDeep, from.imports.front().range,
-                  {"imports", std::to_string(kMostNested), stack_.front().second + " -> ... -> " + stack_.back().second});
+      diags_.emit(DiagnosticKind::NestingTooDeep, from.imports.front().range,
+                  {"imports", std::to_string(kMostNested),
+                   " (" + stack_.front().second + " -> ... -> " + stack_.back().second + ")"});
       return;
     }
     for (const ast::Import& imp : from.imports) {

@@ -566,7 +566,7 @@ class Parser {
   // Too deep: report once, then give up on this kernel (its tree would be truncated
   // anyway); parsing resumes at the next 'kernel' with nothing more reported.
   void too_deep() {
-    if (!bail_) diags_.emit(DiagnosticKind::NestingTooDeep, peek().range, {std::to_string(kMaxNesting)});
+    if (!bail_) diags_.emit(DiagnosticKind::NestingTooDeep, peek().range, {"expressions and blocks", std::to_string(kMaxNesting), ""});
     bail_ = true;
   }
   ExprPtr postfix(ExprPtr e) {

@@ -53,9 +53,9 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
   // the JIT) instead of being reported.
   constexpr std::size_t kMostNested = 128;
   if (inlining_.size() >= kMostNested) {
-    diags_.emit(DiagnosticKind::NestedTooDeep, call.name_range,
+    diags_.emit(DiagnosticKind::NestingTooDeep, call.name_range,
                 {"function calls", std::to_string(kMostNested),
-                 inlining_.front()->name + " -> ... -> " + inlining_.back()->name + " -> " + fn.name});
+                 " (" + inlining_.front()->name + " -> ... -> " + inlining_.back()->name + " -> " + fn.name + ")"});
     return error_value(call.range);
   }
   for (std::size_t i = 0; i < inlining_.size(); ++i) {

@@ -190,7 +190,7 @@ TEST(Cli, ImportsNestedTooDeepAreReported) {
   const CliRun r = run_irisc({(tmp.path() / "m0.iris").string(), "--emit=tir"});
   EXPECT_EQ(r.code, 1) << show(r);
   EXPECT_NE(r.err.find("imports nest more than 128 deep"), std::string::npos) << show(r);
-  EXPECT_NE(r.err.find("[NestedTooDeep]"), std::string::npos) << show(r);
+  EXPECT_NE(r.err.find("[NestingTooDeep]"), std::string::npos) << show(r);
 }
 
 // A type parameter given an integer (-DT=7) is reported once: its uses say nothing more;
