@@ -531,7 +531,9 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
     result->atomic_op = atomic->op;
     result->view = *v;
     result->rank = rank_arg(e, "to", *v);
-    result->order = order_arg(e, Order::acq_rel);
+    // A 2-D tile atomic is a one-way reduction: relaxed unless an order is given (the
+    // acq_rel of other atomics is not one it can take).
+    result->order = order_arg(e, v->rows ? Order::relaxed : Order::acq_rel);
     result->scope = scope_arg(e, Scope::system);
     if (v->rows && result->order != Order::relaxed && result->order != Order::release) {
       const ast::Expr* o = named(e, "order");
