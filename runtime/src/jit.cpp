@@ -14,6 +14,7 @@
 
 #include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
+#include "compiler/sema/sema.hpp"
 #include "compiler/target/target.hpp"
 #include "compiler/toolchain/amdgpu.hpp"
 #include "compiler/toolchain/comgr.hpp"
@@ -36,10 +37,31 @@ std::mutex& key_mutex(const std::string& key) {
   return *m;
 }
 
+// The compiler's name for a runtime element type (by name, never by position).
+irisc::tir::ScalarType scalar_type_of(DType t) {
+  using irisc::tir::ScalarType;
+  switch (t) {
+    case DType::f32: return ScalarType::f32;
+    case DType::f16: return ScalarType::f16;
+    case DType::bf16: return ScalarType::bf16;
+    case DType::i32: return ScalarType::i32;
+    case DType::i64: return ScalarType::i64;
+    case DType::u32: return ScalarType::u32;
+    case DType::u64: return ScalarType::u64;
+  }
+  throw Error("JitOptions::types: DType " + std::to_string(static_cast<int>(t)) + " is not an element type");
+}
+
 irisc::CompileOptions compile_options(const JitOptions& options) {
   irisc::CompileOptions co;
   co.target = options.target.empty() ? irisc::default_target().name : options.target;
   co.defines = options.defines;
+  for (const auto& [name, type] : options.types) {
+    if (co.defines.count(name)) {
+      throw Error("JitOptions: '" + name + "' is in both defines and types; a parameter is an integer or a type");
+    }
+    co.defines[name] = irisc::type_define(scalar_type_of(type));
+  }
   co.trace_events = options.trace_events;
   co.include_dirs = options.include_dirs;
   return co;

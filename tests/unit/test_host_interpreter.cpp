@@ -339,6 +339,33 @@ TEST(HostKernelsChecks, ALongLoopStopsWhenTheJobAborts) {
   EXPECT_LT(seconds, 30.0);
 }
 
+// A type parameter set through the JIT by its DType (JitOptions::types): the kernel runs
+// on i32 tensors; a name given both as an integer and as a type is refused.
+const char* kFillTyped = R"(kernel fill_typed<T: type = f32>(x: tensor<T>[N], v: f32) {
+    for i in blocks(N, 256) { store(x[i], v as T); }
+}
+)";
+
+TEST(HostKernelsChecks, TypeParametersThroughTheJit) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    JitOptions jo;
+    jo.types = {{"T", DType::i32}};
+    Program p = jit_program(ctx, kFillTyped, "fill_typed.iris", jo);
+    auto x = ctx.zeros<std::int32_t>(std::size_t{300});
+    p.launch("fill_typed", {x, 7.0f});
+    EXPECT_EQ(x.to_host()[299], 7);
+    jo.defines = {{"T", 3}};
+    std::string why;
+    try {
+      jit_program(ctx, kFillTyped, "fill_typed.iris", jo);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    EXPECT_NE(why.find("'T' is in both defines and types"), std::string::npos) << why;
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.

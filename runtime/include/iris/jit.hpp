@@ -15,12 +15,15 @@
 #include <string_view>
 #include <vector>
 
+#include "iris/dtype.hpp"
 #include "iris/program.hpp"
 
 namespace iris {
 
 struct JitOptions {
   std::map<std::string, std::int64_t> defines;  // compile-time parameters (-DNAME=VALUE)
+  // Type parameters (-DT=bf16): {"T", iris::DType::bf16}. A name in both maps is an error.
+  std::map<std::string, DType> types;
   std::string target;                           // "" = from the GPU (sm_90a on Hopper, sm_80 on Ampere)
   bool use_cache = true;
   // Kernels record trace events (irisc --trace-events); jit_program sets it when the

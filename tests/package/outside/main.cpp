@@ -1,7 +1,8 @@
 // A program outside the repository, linked against the installed iris::iris only: on
 // every rank, k.iris's kernel writes src + bias into the next rank's dst, launched
 // through the header iris_add_kernels generated and then through the JIT (from the
-// copy of k.iris next to this binary). Exits 0 when every rank received what it should.
+// copy of k.iris next to this binary), and a kernel whose type parameter the JIT sets.
+// Exits 0 when every rank received what it should.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -46,8 +47,14 @@ int main() {
     program.launch("shift_add", {dst, src, 2.5f, to});
     ctx.barrier();
     expect_received(dst, 2.5f, "JIT launch");
+
+    jit.types = {{"T", iris::DType::i32}};
+    iris::Program typed = iris::jit_program_file(ctx, kernel_copy, jit);
+    auto ints = ctx.zeros<std::int32_t>(n);
+    typed.launch("fill_typed", {ints, 7.0f});
+    if (ints.to_host().back() != 7) throw iris::Error("JIT launch with T = i32: the last element is not 7");
     if (ctx.rank() == 0) {
-      std::printf("outside: %d ranks on the %s backend, embedded and JIT launches correct\n", ctx.world(),
+      std::printf("outside: %d ranks on the %s backend, embedded and JIT launches correct (a type parameter too)\n", ctx.world(),
                   ctx.on_host() ? "host" : "cuda");
     }
   });
