@@ -398,6 +398,28 @@ std::optional<std::int64_t> KernelChecker::const_int(const ast::Expr& e, const s
   return v->int_value;
 }
 
+void KernelChecker::check_range_in_extent(const ValuePtr& idx, const ValuePtr& extent, const std::string& tensor,
+                                          std::size_t dim, SourceRange where) {
+  if (!idx || !extent || idx->kind != ValueKind::VarRef) return;
+  const auto it = range_bounds_.find(idx->var);
+  if (it == range_bounds_.end() || !it->second.first) return;
+  const Value* bound = it->second.first.get();
+  while (bound->kind == ValueKind::Cast && !bound->operands.empty()) bound = bound->operands[0].get();
+  bool past = false;
+  if (bound->kind == ValueKind::Const && extent->kind == ValueKind::Const) {
+    past = bound->int_value > extent->int_value;
+  } else if (bound->kind == ValueKind::Binary && bound->binop == BinOp::add && bound->operands.size() == 2) {
+    const Value& a = *bound->operands[0];
+    const Value& b = *bound->operands[1];
+    past = (b.kind == ValueKind::Const && b.int_value > 0 && same_value(a, *extent)) ||
+           (a.kind == ValueKind::Const && a.int_value > 0 && same_value(b, *extent));
+  }
+  if (!past) return;
+  diags_.emit(DiagnosticKind::RangePastExtent, where,
+              {out_.vars[static_cast<std::size_t>(idx->var)].name, std::string(diags_.source()->slice(it->second.second)),
+               std::to_string(dim), tensor, std::string(diags_.source()->slice(extent->range))});
+}
+
 std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& what, bool gathered_ok) {
   if (e.kind != ast::ExprKind::Index) {
     diags_.emit(DiagnosticKind::ExpectedView, e.range, {what});
@@ -489,6 +511,8 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
       return std::nullopt;
     }
     v.ld = extent_of(1);
+    if (r0) check_range_in_extent(idxs[0], extent_of(0), base.name, 0, e.args[1]->range);
+    if (r1) check_range_in_extent(idxs[1], extent_of(1), base.name, 1, e.args[2]->range);
     if (r0) {
       v.rows = idxs[0]->type.size;
       v.row_extent = range_extent(idxs[0]);
@@ -555,6 +579,7 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
       return std::nullopt;
     }
     if (dims > 1) v.index.push_back(start);
+    check_range_in_extent(idx, extent_of(d), base.name, d, e.args[d + 1]->range);
     offset = offset ? mul_add(offset, extent_of(d), start) : start;
   }
   v.offset = offset;

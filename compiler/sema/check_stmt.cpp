@@ -306,6 +306,7 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
   push();
   const ast::LoopVar& lv = s.loop_vars.empty() ? *s.index_var : s.loop_vars[0];
   st->var = new_var(lv.name, var_type, false);
+  if (st->kind == tir::StmtKind::ForBlocks) range_bounds_[st->var] = {st->hi, it.args[0]->range};
   declare(lv.name, Entity{EntityKind::Var, st->var, 0, Builtin::rank, lv.range});
   ++loop_depth_;
   block(s.body, st->body, false);

@@ -129,6 +129,11 @@ class KernelChecker {
   // Compile-time parameters whose -D or default was already reported: their uses stay
   // silent (no "unknown name 'BLOCK'" after "'BLOCK' has no default").
   std::set<std::string> poisoned_;
+  // Each blocks(N, B) loop variable's bound N: an index by that variable into a
+  // dimension it runs past is a warning ([RangePastExtent]).
+  std::map<int, std::pair<tir::ValuePtr, SourceRange>> range_bounds_;
+  void check_range_in_extent(const tir::ValuePtr& idx, const tir::ValuePtr& extent, const std::string& tensor,
+                             std::size_t dim, SourceRange where);
   std::vector<std::map<std::string, Entity>> scopes_;
   int loop_depth_ = 0;
   bool in_role_ = false;
