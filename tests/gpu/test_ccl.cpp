@@ -238,6 +238,42 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
   });
 }
 
+// In place, as NCCL's convention: all_gather of one tensor whose slice `rank` is the
+// input, and reduce_scatter of one tensor into its slice `rank` (the other slices keep
+// their input), on every route.
+TEST_P(Collectives, InPlaceAllGatherAndReduceScatter) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world();
+    const auto uw = static_cast<std::size_t>(w), me = static_cast<std::size_t>(ctx.rank());
+    for (std::size_t n : {std::size_t{1}, std::size_t{1001}, on_host_backend() ? std::size_t{20000} : std::size_t{300000}}) {
+      for (auto route : {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
+        if (route == ccl::Route::ll && n * uw * sizeof(float) > ccl::kLlMostBytes) continue;
+        ccl::Options o;
+        o.route = route;
+        const std::string at = " of " + std::to_string(n) + " (" + ccl::name(route) + ", in place)";
+        // all_gather: only this rank's slice holds its input; every slice is filled after.
+        std::vector<float> h(n * uw, -1.0f);
+        for (std::size_t i = 0; i < n; ++i) h[me * n + i] = static_cast<float>(input(ctx.rank(), i, 90));
+        auto x = ctx.empty<float>(n * uw);
+        x.copy_from_host(h);
+        ctx.barrier();
+        ccl::all_gather(ctx, x, o);
+        ctx.synchronize();
+        expect_equal(x, [&](std::size_t i) { return input(static_cast<int>(i / n), i % n, 90); }, "all_gather" + at);
+        // reduce_scatter: slice `rank` gets the combined slice; the others keep the input.
+        auto y = filled<float>(ctx, n * uw, 91);
+        ctx.barrier();
+        ccl::reduce_scatter(ctx, y, o);
+        ctx.synchronize();
+        expect_equal(y, [&](std::size_t i) {
+          return i / n == me ? reduce_ref(ccl::ReduceOp::sum, w, i, 91) : input(ctx.rank(), i, 91);
+        }, "reduce_scatter" + at);
+        ctx.barrier();
+      }
+    }
+  });
+}
+
 // Few programs over many blocks: two_shot_push and reduce_scatter then walk many groups
 // a call (a flag round each), and broadcast's root many blocks, each told to its owner
 // on its own. Calls are queued with fresh inputs and checked at the end, so a mark that

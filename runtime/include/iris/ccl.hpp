@@ -103,6 +103,18 @@ void all_gather(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Option
   detail::check_sizes("all_gather", src.numel(), dst.numel(), src.numel() * static_cast<std::size_t>(ctx.world()));
   detail::all_gather(ctx, dtype_of_v<T>, src.data(), dst.data(), src.numel(), o);
 }
+// In place, as NCCL's in-place all_gather: x holds world slices of x.numel() / world
+// elements, slice `rank` is this rank's input, and every slice ends up filled.
+template <class T>
+void all_gather(Context& ctx, Tensor<T>& x, const Options& o = {}) {
+  const auto w = static_cast<std::size_t>(ctx.world());
+  if (x.numel() % w != 0) {
+    throw Error("all_gather (in place): " + std::to_string(x.numel()) + " elements do not split into " +
+                std::to_string(w) + " equal slices (one per rank)");
+  }
+  const std::size_t n = x.numel() / w;
+  detail::all_gather(ctx, dtype_of_v<T>, x.data() + n * static_cast<std::size_t>(ctx.rank()), x.data(), n, o);
+}
 // dst (src.numel() / world elements) gets slice `rank` of src combined over every rank.
 template <class T>
 void reduce_scatter(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
@@ -117,6 +129,19 @@ void reduce_scatter(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Op
                 std::to_string(src.numel() / w) + " (the input / world)");
   }
   detail::reduce_scatter(ctx, dtype_of_v<T>, src.data(), dst.data(), dst.numel(), o);
+}
+// In place, as NCCL's in-place reduce_scatter: x (world slices) is the input, and slice
+// `rank` of x receives that slice combined over every rank (the other slices keep what
+// they held).
+template <class T>
+void reduce_scatter(Context& ctx, Tensor<T>& x, const Options& o = {}) {
+  const auto w = static_cast<std::size_t>(ctx.world());
+  if (x.numel() % w != 0) {
+    throw Error("reduce_scatter (in place): " + std::to_string(x.numel()) + " elements do not split into " +
+                std::to_string(w) + " equal slices (one per rank)");
+  }
+  const std::size_t n = x.numel() / w;
+  detail::reduce_scatter(ctx, dtype_of_v<T>, x.data(), x.data() + n * static_cast<std::size_t>(ctx.rank()), n, o);
 }
 // Slice q of rank r's src (world slices of n) becomes slice r of rank q's dst.
 template <class T>
