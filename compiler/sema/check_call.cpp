@@ -247,25 +247,39 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       result->operands.push_back(std::move(o));
     }
   } else if (fn == "fill" || fn == "zeros" || fn == "ones") {
+    // fill<T>(v, B), zeros<T>(B), ones<T>(B): a 1-D tile; with two sizes (R, C) a 2-D one.
     const bool is_fill = fn == "fill";
-    if (!check_named(e, {}) || !want_args(is_fill ? 2 : 1)) return error_value(e.range);
+    const std::size_t first = is_fill ? 1 : 0;
+    const bool two_d = e.args.size() == first + 2;
+    if (!check_named(e, {}) || (!two_d && !want_args(first + 1))) return error_value(e.range);
     if (!e.type_arg) {
       diags_.emit(DiagnosticKind::ExpectedType, e.range, {"'" + fn + "(' without <type>"});
       return error_value(e.range);
     }
     const ScalarType t = resolve(*e.type_arg);
-    const ast::Expr& size_expr = *e.args[is_fill ? 1 : 0];
-    const int before = diags_.error_count();
-    ValuePtr size_v = expr(size_expr);
-    if (diags_.error_count() != before) return error_value(e.range);
-    if (size_v->kind != ValueKind::Const) {
-      diags_.emit(DiagnosticKind::TileSizeNotConstant, size_expr.range, {"'" + std::string(diags_.source()->slice(size_expr.range)) + "'"});
-      return error_value(e.range);
+    std::vector<std::int64_t> sizes;
+    for (std::size_t a = first; a < e.args.size(); ++a) {
+      const ast::Expr& size_expr = *e.args[a];
+      const int before = diags_.error_count();
+      ValuePtr size_v = expr(size_expr);
+      if (diags_.error_count() != before) return error_value(e.range);
+      if (size_v->kind != ValueKind::Const) {
+        diags_.emit(DiagnosticKind::TileSizeNotConstant, size_expr.range, {"'" + std::string(diags_.source()->slice(size_expr.range)) + "'"});
+        return error_value(e.range);
+      }
+      const std::int64_t n = size_v->int_value;
+      const bool ok = two_d ? n >= 16 && n <= 256 && (n & (n - 1)) == 0 : n >= 32 && n <= 16384 && (n & (n - 1)) == 0;
+      if (!ok) {
+        diags_.emit(DiagnosticKind::TileSizeInvalid, size_expr.range,
+                    {std::to_string(n), two_d ? "2-D tiles' sides must be powers of two from 16 to 256"
+                                              : "1-D tiles must be a power of two from 32 to 16384 elements"});
+        return error_value(e.range);
+      }
+      sizes.push_back(n);
     }
-    const std::int64_t n = size_v->int_value;
-    if (n < 32 || n > 16384 || (n & (n - 1)) != 0) {
-      diags_.emit(DiagnosticKind::TileSizeInvalid, size_expr.range,
-                  {std::to_string(n), "1-D tiles must be a power of two from 32 to 16384 elements"});
+    if (two_d && sizes[0] * sizes[1] > 32768) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, e.range,
+                  {std::to_string(sizes[0]) + " x " + std::to_string(sizes[1]), "2-D tiles hold at most 32768 elements"});
       return error_value(e.range);
     }
     ValuePtr value = is_fill ? expr(*e.args[0]) : make(ValueKind::Const, Type::scalar(t), e.range);
@@ -278,7 +292,7 @@ ValuePtr KernelChecker::call(const ast::Expr& e, bool as_statement, std::vector<
       return error_value(e.range);
     }
     value = coerce(value, t, e.range);
-    result = make(ValueKind::Fill, Type::tile(t, size_v->int_value), e.range);
+    result = make(ValueKind::Fill, two_d ? Type::tile2d(t, sizes[0], sizes[1]) : Type::tile(t, sizes[0]), e.range);
     result->operands.push_back(value);
   } else if (fn == "matmul") {
     // matmul(A[m, :], B[:, n], acc: f32): the [rows(m), cols(n)] product over the

@@ -366,6 +366,34 @@ TEST(HostKernelsChecks, TypeParametersThroughTheJit) {
   EXPECT_EQ(o.rc, 0) << o.errors[0];
 }
 
+// 2-D tile constructors: zeros, ones and fill with two sizes make [R, C] tiles that add
+// to a 2-D tile load.
+const char* kTile2d = R"(kernel shift(x: tensor<f32>[M, N], y: tensor<f32>[M, N], b: f32) {
+    for (m, n) in tiles([M, N], [16, 64]) {
+        let acc = zeros<f32>(16, 64);
+        acc = acc + load(x[m, n]) + ones<f32>(16, 64) + fill<f32>(b, 16, 64);
+        store(y[m, n], acc);
+    }
+}
+)";
+
+TEST(HostKernelsChecks, TwoDimensionalTileConstructors) {
+  const Outcome o = run_host(1, [](Context& ctx) {
+    Program p = jit_program(ctx, kTile2d, "tile2d.iris");
+    auto x = ctx.arange<float>(40 * 100);
+    auto y = ctx.zeros<float>({40, 100});
+    p.launch("shift", {Arg::heap_buffer(x.data(), DType::f32, {40, 100}, 40 * 100 * sizeof(float)), y, 2.0f});
+    const std::vector<float> got = y.to_host();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (got[i] != static_cast<float>(i) + 3.0f) {
+        ADD_FAILURE() << "y[" << i << "] is " << got[i] << ", expected " << i + 3.0;
+        break;
+      }
+    }
+  });
+  EXPECT_EQ(o.rc, 0) << o.errors[0];
+}
+
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.
