@@ -17,13 +17,12 @@ using namespace tir;
 // keywords): parameters become p_<name>, size symbols s_<name>, kernels iris_k_<name>.
 std::string param_symbol(const std::string& n) { return "p_" + n; }
 
+std::string order_name(Order o) { return std::string("iris::device::Order::") + name(o); }
+std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
+
 namespace {
 
-std::string order_name(Order o) { return std::string("iris::device::Order::") + name(o); }
-
 std::string size_symbol(const std::string& n) { return "s_" + n; }
-
-std::string scope_name(Scope s) { return std::string("iris::device::Scope::") + name(s); }
 
 // Loops over ranks run 1 to kMaxRanks times with a bound only known at launch, which
 // NVVM does not unroll by itself; unrolled, the accesses to different ranks issue back to
@@ -228,51 +227,6 @@ std::string GpuKernelPrinter::view_ptr(const View& v, const ValuePtr& rank, int 
   const std::string off = scalar(*v.offset, depth);
   if (!rank) return "(" + base + " + " + off + ")";
   return "(iris::device::translate(ctx, " + base + ", (int)" + scalar(*rank, depth) + ") + " + off + ")";
-}
-
-std::string GpuKernelPrinter::wait_call(const Stmt& s, int depth) {
-  return "iris::device::wait_until<" + order_name(s.order) + ", " + scope_name(s.scope) + ">(ctx, " +
-         view_ptr_local(s.view, depth) + ", iris::device::Cmp::" + name(s.cmp) + ", " + scalar(*s.value, depth) +
-         ", iris::device::WaitSite{" + site_literal(s) + "})";
-}
-
-std::string GpuKernelPrinter::signal_call(const Stmt& s, int depth) {
-  return "iris::device::signal<" + order_name(s.order) + ", " + scope_name(s.scope) + ">(ctx, " +
-         view_ptr_local(s.view, depth) + ", " + scalar(*s.value, depth) + ", " + rank_or_self(s.rank, depth) +
-         ", iris::device::SignalOp::" + (s.signal_op == SignalOp::add ? "add" : "set") + ")";
-}
-
-// `for r in ranks { wait(f[r] >= e); }` waited for rank 0's flag, then rank 1's, ...: a
-// round trip to memory each even when every flag is long set. Here thread t waits for
-// the flags of iterations t, t + threads, ..., then the barrier (as after one wait) lets
-// no thread on before all are seen. A loop of one signal: the barrier every signal has,
-// once, then each thread stores its iterations' flags (a release by each thread after
-// the barrier publishes every thread's earlier writes, as thread 0's does).
-bool GpuKernelPrinter::flag_loop_in_parallel(const Stmt& loop, int depth) {
-  if (in_prologue_ || in_epilogue_ || trace_events_ || loop.body.size() != 1) return false;
-  const Stmt& body = *loop.body.front();
-  if (body.kind != StmtKind::Wait && body.kind != StmtKind::Signal) return false;
-  if (loop.kind == StmtKind::ForRange && loop.stride) return false;
-  const std::string n = var_name(loop.var), t = thread_index(), threads = std::to_string(threads_);
-  if (body.kind == StmtKind::Signal) line(depth, sync() + ";");
-  if (loop.kind == StmtKind::ForRanks) {
-    if (loop.peers_only) {
-      line(depth, "for (long long iris_k = 1 + " + t + "; iris_k < ctx.world; iris_k += " + threads + ") {");
-      line(depth + 1, "const long long " + n + " = iris_rem(ctx.rank + iris_k, (long long)ctx.world);");
-    } else {
-      line(depth, "for (long long " + n + " = " + t + "; " + n + " < ctx.world; " + n + " += " + threads + ") {");
-    }
-  } else {
-    const std::string lo = scalar(*loop.lo, depth), hi = scalar(*loop.hi, depth);
-    const std::string bound = fresh("hi");
-    line(depth, "const long long " + bound + " = " + hi + ";");
-    line(depth, "for (long long " + n + " = " + lo + " + " + t + "; " + n + " < " + bound + "; " + n + " += " + threads +
-                    ") {");
-  }
-  line(depth + 1, (body.kind == StmtKind::Wait ? wait_call(body, depth + 1) : signal_call(body, depth + 1)) + ";");
-  line(depth, "}");
-  if (body.kind == StmtKind::Wait) line(depth, sync() + ";");
-  return true;
 }
 
 std::string GpuKernelPrinter::rank_or_self(const ValuePtr& rank, int depth) {
@@ -605,11 +559,12 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     }
     case StmtKind::Signal: {
       const std::string x = scalar(*s.value, depth);
+      const std::string p = view_ptr_local(s.view, depth);
       // The barrier orders every thread's earlier writes before thread 0's release.
       line(depth, sync() + ";");
       const std::string to = rank_or_self(s.rank, depth);
       line(depth, "if (" + leader() + ") {");
-      line(depth + 1, signal_call(s, depth) + ";");
+      line(depth + 1, signal_call(s, p, x, to) + ";");
       trace_line(depth + 1, "", "signal", line_of(s.range), to, x);
       line(depth, "}");
       return;
@@ -622,10 +577,11 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       return;
     case StmtKind::Wait: {
       const std::string x = scalar(*s.value, depth);
+      const std::string p = view_ptr_local(s.view, depth);
       const int at = line_of(s.range);
       line(depth, "if (" + leader() + ") {");
       trace_line(depth + 1, "", "wait_begin", at, "-1", x);
-      const std::string wait = wait_call(s, depth);
+      const std::string wait = wait_call(s, p, x);
       if (trace_events_) {
         line(depth + 1, "const auto iris_seen = " + wait + ";");
         trace_line(depth + 1, "", "wait_end", at, "-1", "iris_seen");

@@ -25,6 +25,9 @@ namespace irisc {
 
 // The CUDA name of tensor or scalar parameter `n` (p_<n>).
 std::string param_symbol(const std::string& n);
+// The device library's names of a memory order and scope ("iris::device::Order::relaxed").
+std::string order_name(tir::Order o);
+std::string scope_name(tir::Scope s);
 
 class GpuKernelPrinter : public CppPrinter {
  public:
@@ -147,8 +150,8 @@ class GpuKernelPrinter : public CppPrinter {
   // the ranks, so the flags are polled (or stored) at once, not one after another.
   // False where it prints nothing (the GEMM's prologue and epilogue, traced kernels).
   bool flag_loop_in_parallel(const Stmt& loop, int depth);
-  std::string wait_call(const Stmt& s, int depth);
-  std::string signal_call(const Stmt& s, int depth);
+  std::string wait_call(const Stmt& s, const std::string& p, const std::string& x) const;
+  std::string signal_call(const Stmt& s, const std::string& p, const std::string& x, const std::string& to) const;
   // An integer add/sub whose old values nobody reads, with an order `red` can take:
   // it becomes a one-way reduction (no round trip per element).
   static bool discarded_add(const Value& v);

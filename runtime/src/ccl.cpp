@@ -351,6 +351,15 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
 
 namespace detail {
 
+std::size_t slice_of(const char* what, std::size_t elements, int world) {
+  const auto w = static_cast<std::size_t>(world);
+  if (elements % w != 0) {
+    throw Error(std::string(what) + ": " + std::to_string(elements) + " elements do not split into " +
+                std::to_string(w) + " equal slices (one per rank)");
+  }
+  return elements / w;
+}
+
 void check_sizes(const char* what, std::size_t src, std::size_t dst, std::size_t want_dst) {
   if (dst != want_dst) {
     throw Error(std::string(what) + ": the output has " + std::to_string(dst) + " elements, but an input of " +

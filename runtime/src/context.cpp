@@ -683,7 +683,7 @@ void Context::broadcast(void* symmetric_ptr, std::size_t bytes, int root) {
   if (root < 0 || root >= world()) {
     throw Error("broadcast root " + std::to_string(root) + " is out of range [0, " + std::to_string(world()) + ")");
   }
-  if (!impl_->in_heap(symmetric_ptr) || impl_->offset_of(symmetric_ptr) + bytes > impl_->heap->bytes()) {
+  if (!impl_->in_heap(symmetric_ptr, bytes)) {
     throw Error("broadcast: the buffer is not inside the symmetric heap");
   }
   barrier();

@@ -85,6 +85,9 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o);
 void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const Options& o);
 void check_sizes(const char* what, std::size_t src, std::size_t dst, std::size_t want_dst);
+// elements / world, the elements of one rank's slice; iris::Error naming `what` where
+// they do not split into world equal slices.
+std::size_t slice_of(const char* what, std::size_t elements, int world);
 }  // namespace detail
 
 // dst = src combined over every rank; src and dst have the same size (may be one tensor).
@@ -107,23 +110,14 @@ void all_gather(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Option
 // elements, slice `rank` is this rank's input, and every slice ends up filled.
 template <class T>
 void all_gather(Context& ctx, Tensor<T>& x, const Options& o = {}) {
-  const auto w = static_cast<std::size_t>(ctx.world());
-  if (x.numel() % w != 0) {
-    throw Error("all_gather (in place): " + std::to_string(x.numel()) + " elements do not split into " +
-                std::to_string(w) + " equal slices (one per rank)");
-  }
-  const std::size_t n = x.numel() / w;
+  const std::size_t n = detail::slice_of("all_gather (in place)", x.numel(), ctx.world());
   detail::all_gather(ctx, dtype_of_v<T>, x.data() + n * static_cast<std::size_t>(ctx.rank()), x.data(), n, o);
 }
 // dst (src.numel() / world elements) gets slice `rank` of src combined over every rank.
 template <class T>
 void reduce_scatter(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
   const auto w = static_cast<std::size_t>(ctx.world());
-  if (src.numel() % w != 0) {
-    throw Error("reduce_scatter: an input of " + std::to_string(src.numel()) + " elements does not split into " +
-                std::to_string(w) + " equal slices (one per rank)");
-  }
-  if (dst.numel() != src.numel() / w) {
+  if (dst.numel() != detail::slice_of("reduce_scatter", src.numel(), ctx.world())) {
     throw Error("reduce_scatter: the output has " + std::to_string(dst.numel()) + " elements, but an input of " +
                 std::to_string(src.numel()) + " on " + std::to_string(w) + " ranks needs " +
                 std::to_string(src.numel() / w) + " (the input / world)");
@@ -135,23 +129,14 @@ void reduce_scatter(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Op
 // they held).
 template <class T>
 void reduce_scatter(Context& ctx, Tensor<T>& x, const Options& o = {}) {
-  const auto w = static_cast<std::size_t>(ctx.world());
-  if (x.numel() % w != 0) {
-    throw Error("reduce_scatter (in place): " + std::to_string(x.numel()) + " elements do not split into " +
-                std::to_string(w) + " equal slices (one per rank)");
-  }
-  const std::size_t n = x.numel() / w;
+  const std::size_t n = detail::slice_of("reduce_scatter (in place)", x.numel(), ctx.world());
   detail::reduce_scatter(ctx, dtype_of_v<T>, x.data(), x.data() + n * static_cast<std::size_t>(ctx.rank()), n, o);
 }
 // Slice q of rank r's src (world slices of n) becomes slice r of rank q's dst.
 template <class T>
 void all_to_all(Context& ctx, const Tensor<T>& src, Tensor<T>& dst, const Options& o = {}) {
   detail::check_sizes("all_to_all", src.numel(), dst.numel(), src.numel());
-  if (src.numel() % static_cast<std::size_t>(ctx.world()) != 0) {
-    throw Error("all_to_all: " + std::to_string(src.numel()) + " elements do not split into " +
-                std::to_string(ctx.world()) + " equal slices");
-  }
-  detail::all_to_all(ctx, dtype_of_v<T>, src.data(), dst.data(), src.numel() / static_cast<std::size_t>(ctx.world()), o);
+  detail::all_to_all(ctx, dtype_of_v<T>, src.data(), dst.data(), detail::slice_of("all_to_all", src.numel(), ctx.world()), o);
 }
 // Every rank's x becomes root's x.
 template <class T>
