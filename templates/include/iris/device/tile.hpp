@@ -19,6 +19,7 @@ struct Layout {
   static constexpr int kVec = VEC;
   static constexpr int kPerThread = kChunks * VEC;
   static constexpr int kSize = B;
+  static constexpr int kThreads = THREADS;
   IRIS_DEVICE IRIS_FORCEINLINE static long long elem(int s) {
     return ((long long)(s / VEC) * THREADS + threadIdx.x) * VEC + s % VEC;
   }
