@@ -87,6 +87,28 @@ constexpr ProgramsUpTo kTwoShotPrograms[] = {
     {std::size_t{16} << 20, 128},
 };
 
+// Where automatic sends data-and-flag words (all_reduce: one_shot_ll; the others: the ll
+// route), for types of at most 4 bytes: the largest size at which they were the faster
+// in a graph, from `iris-bench ccl --graph --dtypes bf16 --sizes 8KiB,64KiB,256KiB,1MiB
+// --algorithms one_shot_push,one_shot_ll --routes staged,ll` on 2 x H100 (2026-11-26,
+// docs/performance.md), sizes as kSmallUpTo counts them. Only the worlds measured have
+// rows (world 0 would be any); at one rank there is no link to save a trip on, and the
+// staged copy stays.
+constexpr SmallUpTo kLlUpTo[] = {
+    {"all_reduce", 2, std::size_t{64} << 10},       // 64 KiB: 4.31 us against 5.42; 256 KiB: 6.66 against 6.13
+    {"all_gather", 2, std::size_t{256} << 10},      // 256 KiB: 5.31 us against staged 5.56; 1 MiB: 10.37 against 7.75
+    {"reduce_scatter", 2, std::size_t{128} << 10},  // 128 KiB out: 5.60 us against 6.09; 512 KiB out: 11.23 against 7.80
+    {"all_to_all", 2, std::size_t{256} << 10},      // 256 KiB: 5.54 us against 6.00; 1 MiB: 10.78 against 8.96
+};
+
+std::size_t ll_up_to(const char* collective, int world, DType dt) {
+  if (dtype_size(dt) > 4 || world < 2) return 0;
+  for (const SmallUpTo& row : kLlUpTo) {
+    if (std::string_view(row.collective) == collective && (row.world == 0 || world <= row.world)) return row.bytes;
+  }
+  return 0;
+}
+
 std::size_t small_up_to(const char* collective, int world) {
   for (const SmallUpTo& row : kSmallUpTo) {
     if (std::string_view(row.collective) == collective && (row.world == 0 || world <= row.world)) return row.bytes;
@@ -103,13 +125,15 @@ void require_op(const char* what, ReduceOp op) {
   }
 }
 
-Route choose_route(const char* collective, Route asked, std::size_t bytes, int world) {
+Route choose_route(const char* collective, Route asked, std::size_t bytes, int world, DType dtype) {
   if (static_cast<unsigned>(asked) > static_cast<unsigned>(Route::ll)) {
     throw Error(std::string(collective) + ": ccl::Route " + std::to_string(static_cast<int>(asked)) +
                 " is not a route (automatic, direct, staged or ll)");
   }
   if (asked != Route::automatic) return asked;
-  return bytes <= small_up_to(collective, world) ? Route::staged : Route::direct;
+  const std::size_t small = small_up_to(collective, world);  // also refuses an unknown collective
+  if (bytes <= ll_up_to(collective, world, dtype)) return Route::ll;
+  return bytes <= small ? Route::staged : Route::direct;
 }
 
 namespace {
@@ -189,7 +213,7 @@ PairedMemo& paired_memo(Context& ctx) {
 
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
 // `channel`: the kernel, and any define that changes its scratch layout. `block_bytes`:
-// a block's bytes where they are not kBlockBytes (kernels without a scratch only).
+// a block's bytes where they are not kBlockBytes (broadcast's direct route, the ll kernels).
 template <class Work>
 Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, int programs, Work work,
               const std::map<std::string, std::int64_t>& more = {}, const std::string& channel = "",
@@ -298,6 +322,20 @@ Arg paired_words(Context& ctx, const Paired& pk, std::size_t rows, std::size_t n
 // A data-and-flag kernel's channel: its name and the element size.
 std::string ll_channel(const char* kernel, DType dt) { return std::string(kernel) + ".e" + std::to_string(dtype_size(dt)); }
 
+// The blocks of the data-and-flag kernels: 512 elements (4 KiB of words), whatever the
+// type. A program's threads then hold two elements each, so a warp's 16-byte word
+// accesses are contiguous and a call spreads over more programs: at 8 KiB of bf16 on
+// 2 x H200, 8 programs of 512 put and polled their words in 3.62 us a call in a graph,
+// 2 programs of 2048 in 5.06 (one_shot_push: 4.59).
+constexpr std::size_t kLlBlock = 512;
+
+// paired() for a kernel of dsl/ccl/ll.iris, in blocks of kLlBlock elements.
+template <class Work>
+Paired paired_ll(Context& ctx, const char* kernel, DType dt, int programs, Work work) {
+  return paired(ctx, "ccl/ll.iris", kernel, dt, true, programs, work, {}, ll_channel(kernel, dt), 0,
+                kLlBlock * dtype_size(dt));
+}
+
 // What the ll route refuses: types over 4 bytes, and more than kLlMostBytes of output.
 void require_ll(const std::string& what, DType dt, std::size_t bytes) {
   if (dtype_size(dt) > 4) {
@@ -314,9 +352,7 @@ void require_ll(const std::string& what, DType dt, std::size_t bytes) {
 void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, int programs,
                    Stream s) {
   const char* kernel = "all_reduce_one_shot_ll";
-  const Paired pk = paired(
-      ctx, "ccl/ll.iris", kernel, dt, true, programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
-      ll_channel(kernel, dt));
+  const Paired pk = paired_ll(ctx, kernel, dt, programs, [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n);
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
@@ -346,6 +382,7 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
                 "two_shot_push");
   }
   if (asked != Algorithm::automatic) return asked;
+  if (bytes <= ll_up_to("all_reduce", world, dtype)) return Algorithm::one_shot_ll;
   return bytes <= small_up_to("all_reduce", world) ? Algorithm::one_shot_push : Algorithm::two_shot_push;
 }
 
@@ -410,7 +447,7 @@ namespace {
 void exchange(Context& ctx, const std::string& what, DType dt, const void* src, const Shape& src_shape, void* dst,
               const Shape& dst_shape, std::size_t n, const Options& o) {
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world()), bytes = n * W * es;
-  const Route route = choose_route(what.c_str(), o.route, bytes, ctx.world());
+  const Route route = choose_route(what.c_str(), o.route, bytes, ctx.world(), dt);
   const auto blocks = [&](std::size_t B) { return ceil_div(n, B); };
   std::size_t src_elements = 1;
   for (std::int64_t d : src_shape) src_elements *= static_cast<std::size_t>(d);
@@ -418,7 +455,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   if (route == Route::ll) {
     require_ll(what, dt, bytes);
     const std::string kernel = what + "_ll";
-    const Paired pk = paired(ctx, "ccl/ll.iris", kernel.c_str(), dt, true, o.programs, blocks, {}, ll_channel(kernel.c_str(), dt));
+    const Paired pk = paired_ll(ctx, kernel.c_str(), dt, o.programs, blocks);
     pk.in->program.launch(pk.in->kernel,
                           {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, 2 * W, n), pk.state()},
                           stream_of(ctx, o));
@@ -447,13 +484,11 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   require_op("reduce_scatter", o.op);
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world());
+  const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world(), dt);
   if (route == Route::ll) {
     require_ll("reduce_scatter", dt, n * es);
     const char* kernel = "reduce_scatter_ll";
-    const Paired pk = paired(
-        ctx, "ccl/ll.iris", kernel, dt, true, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
-        ll_channel(kernel, dt));
+    const Paired pk = paired_ll(ctx, kernel, dt, o.programs, [&](std::size_t B) { return ceil_div(n, B); });
     const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
     pk.in->program.launch(pk.in->kernel,
                           {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
@@ -500,7 +535,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   if (n == 0) return;
   require_on_heap(ctx, "broadcast", x);
   const std::size_t es = dtype_size(dt);
-  const Route route = choose_route("broadcast", o.route, n * es, ctx.world());
+  const Route route = choose_route("broadcast", o.route, n * es, ctx.world(), dt);
   if (route == Route::ll) throw Error("broadcast: no ll route yet (direct, staged or automatic)");
   const bool staged = route == Route::staged;
   const char* kernel = staged ? "broadcast_via_scratch" : "broadcast";

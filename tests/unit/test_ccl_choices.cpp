@@ -33,23 +33,47 @@ TEST(CclChoices, AllReduceBySizeAndWorld) {
 }
 
 TEST(CclChoices, RoutesBySize) {
-  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB, 4), Route::staged);
-  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB + 1, 4), Route::direct);
-  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 4 * MiB, 4), Route::staged);
-  EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 16 * MiB, 4), Route::direct);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4), Route::staged);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 4), Route::direct);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB, 4, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB + 1, 4, DType::bf16), Route::direct);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 4 * MiB, 4, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 16 * MiB, 4, DType::bf16), Route::direct);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 4, DType::bf16), Route::direct);
   // At 2 ranks root's link carries the data once either way; staging won to 16 MiB.
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB, 2), Route::staged);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB + 1, 2), Route::direct);
-  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 8 * MiB, 2), Route::staged);
-  // automatic never picks what is not yet measured.
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB, 2, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB + 1, 2, DType::bf16), Route::direct);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 8 * MiB, 2, DType::bf16), Route::staged);
+  // automatic never picks what is not yet measured: data-and-flag words at 4 ranks or
+  // at one.
   for (std::size_t b : {std::size_t{8}, 64 * KiB, 1 * MiB, 256 * MiB}) {
-    EXPECT_NE(ccl::choose_route("all_gather", Route::automatic, b, 4), Route::ll);
-    EXPECT_NE(ccl::choose_all_reduce(Algorithm::automatic, b, 4, DType::f32, ReduceOp::sum), Algorithm::one_shot_ll);
+    for (int world : {1, 4}) {
+      EXPECT_NE(ccl::choose_route("all_gather", Route::automatic, b, world, DType::bf16), Route::ll);
+      EXPECT_NE(ccl::choose_all_reduce(Algorithm::automatic, b, world, DType::f32, ReduceOp::sum), Algorithm::one_shot_ll);
+    }
   }
-  EXPECT_EQ(ccl::choose_route("all_to_all", Route::ll, 8, 4), Route::ll);
-  EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 4), Error);
+  EXPECT_EQ(ccl::choose_route("all_to_all", Route::ll, 8, 4, DType::bf16), Route::ll);
+  EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 4, DType::bf16), Error);
+  EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 2, DType::bf16), Error);
+}
+
+// At 2 ranks small calls of types of at most 4 bytes go in data-and-flag words, to the
+// sizes the table in ccl.cpp says; wider types never do.
+TEST(CclChoices, DataAndFlagWordsAtTwoRanks) {
+  const auto ar = [](std::size_t bytes, DType t) {
+    return ccl::choose_all_reduce(Algorithm::automatic, bytes, 2, t, ReduceOp::sum);
+  };
+  EXPECT_EQ(ar(8, DType::bf16), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(64 * KiB, DType::f32), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(64 * KiB + 1, DType::bf16), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(8, DType::i64), Algorithm::one_shot_push);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 256 * KiB, 2, DType::bf16), Route::ll);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 256 * KiB + 1, 2, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 256 * KiB, 2, DType::i32), Route::ll);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 128 * KiB, 2, DType::f16), Route::ll);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 128 * KiB + 1, 2, DType::f16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 8, 2, DType::u64), Route::staged);
+  // broadcast has no ll route.
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 8, 2, DType::bf16), Route::staged);
 }
 
 // Values outside the enums (a cast from an int, a stale ABI) are refused, not run as
@@ -57,7 +81,7 @@ TEST(CclChoices, RoutesBySize) {
 TEST(CclChoices, ValuesOutsideTheEnumsAreRefused) {
   EXPECT_THROW(ccl::choose_all_reduce(static_cast<Algorithm>(42), 64, 4, DType::f32, ReduceOp::sum), Error);
   EXPECT_THROW(ccl::choose_all_reduce(Algorithm::automatic, 64, 4, DType::f32, static_cast<ReduceOp>(7)), Error);
-  EXPECT_THROW(ccl::choose_route("all_gather", static_cast<Route>(9), 64, 4), Error);
+  EXPECT_THROW(ccl::choose_route("all_gather", static_cast<Route>(9), 64, 4, DType::bf16), Error);
   try {
     ccl::require_op("reduce_scatter", static_cast<ReduceOp>(3));
     ADD_FAILURE() << "ReduceOp 3 was not refused";

@@ -572,7 +572,7 @@ int run_ccl(const CclBenchOptions& o) {
               } else if (!v.nccl && coll != Collective::all_reduce && v.route == ccl::Route::automatic) {
                 // Output bytes: the gathered buffer, the scattered slice, x.
                 const std::size_t out = coll == Collective::reduce_scatter ? c.n * dtype_size(dt) : r.bytes;
-                r.picked = ccl::name(ccl::choose_route(std::string(name(coll)).c_str(), v.route, out, W));
+                r.picked = ccl::name(ccl::choose_route(std::string(name(coll)).c_str(), v.route, out, W, dt));
               }
               for (int pl = 0; pl < 2; ++pl) {
                 Measurement& m = r.place[pl];
