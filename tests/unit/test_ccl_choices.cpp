@@ -72,8 +72,8 @@ TEST(CclChoices, DataAndFlagWordsAtTwoRanks) {
   EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 128 * KiB, 2, DType::f16), Route::ll);
   EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 128 * KiB + 1, 2, DType::f16), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 8, 2, DType::u64), Route::staged);
-  // broadcast has no ll route.
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 8, 2, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 64 * KiB, 2, DType::bf16), Route::ll);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 64 * KiB + 1, 2, DType::bf16), Route::staged);
 }
 
 // Values outside the enums (a cast from an int, a stale ABI) are refused, not run as

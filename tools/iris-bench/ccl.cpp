@@ -149,7 +149,6 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
     return std::string(ccl::name(v.algorithm)) + " is timed up to 16 MiB (its scratch holds 2 world inputs)";
   }
   if (!v.nccl && v.route == ccl::Route::ll) {
-    if (c.collective == Collective::broadcast) return "broadcast has no ll route yet";
     if (dtype_size(c.dtype) > 4) return "the ll route carries types of at most 4 bytes";
     if (output_count(c) * dtype_size(c.dtype) > ccl::kLlMostBytes) return "the ll route gives out at most 1 MiB a call";
   }

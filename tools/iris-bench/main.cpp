@@ -14,6 +14,7 @@
 #include "launch.hpp"
 #include "ops.hpp"
 #include "p2p.hpp"
+#include "stages.hpp"
 
 namespace {
 
@@ -34,7 +35,12 @@ void usage() {
       "          cuBLAS + NCCL on the same operands, alternating round by round, checked\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
       "          remote atomic throughput and signal ping-pong latency, each next to\n"
-      "          cudaMemcpyPeerAsync on the same buffers\n\n"
+      "          cudaMemcpyPeerAsync on the same buffers\n"
+      "  stages  where a small all_reduce's time goes: one_shot_push and one_shot_ll timed\n"
+      "          with their later stages left out (the epoch, the input's load, the stores\n"
+      "          to peers, the fence, the flags, the wait), eager and in a CUDA graph;\n"
+      "          options: --sizes LIST (input bytes; default 8KiB,64KiB), --iters N,\n"
+      "          --batch N (calls per batch), --ranks N, --share-gpus\n\n"
       "gemm options:\n"
       "  --shapes LIST   MxNxK,... (default 8192^3, 4096^3, 2048^3, M = 128..2048 with\n"
       "                  N = K = 8192, 8192x7168x8192, 8192x8192x7168)\n"
@@ -293,6 +299,21 @@ int main(int argc, char** argv) {
     }, [&] { iris::bench::check_options(co); });
     if (parsed >= 0) return parsed;
     return measure([&] { return iris::bench::run_ccl(co); });
+  }
+  if (cmd == "stages") {
+    iris::bench::StagesBenchOptions so;
+    const int parsed = parse_job_options(argc, argv, so.options, [&](const std::string& a, const OptionValue& value) {
+      if (a == "--sizes") {
+        so.sizes.clear();
+        for (const std::string& s : split(value())) so.sizes.push_back(iris::parse_size(s, a));
+        if (so.sizes.empty()) throw iris::Error("--sizes: no size given");
+      } else if (a == "--iters") so.iters = count_value(a, value(), 1);
+      else if (a == "--batch") so.batch = count_value(a, value(), 1);
+      else return false;
+      return true;
+    }, [] {});
+    if (parsed >= 0) return parsed;
+    return measure([&] { return iris::bench::run_stages(so); });
   }
   if (cmd == "ops") {
     iris::bench::OpsBenchOptions oo;

@@ -40,16 +40,16 @@ enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_pus
 // Where all_gather, reduce_scatter, all_to_all and broadcast put what they receive.
 // direct: into the output (a flag round when every rank has arrived, so its output is
 // free, and one when the data has landed; broadcast: root scatters, the others
-// all-gather each block as soon as root tells its owner it landed); reduce_scatter: into one scratch, which a rank writes only
-// after hearing that its owner has read the last call's. staged: into a scratch of two
-// parts that calls use in turn, then copied or reduced into the output: one flag round
-// a call, for 2 world times the data in scratch (small sizes). ll: staged in
-// data-and-flag words (all_reduce's one_shot_ll): no flag round, 2-4 times the bytes on
-// the links; types of at most 4 bytes, outputs of at most kLlMostBytes; all_gather,
-// reduce_scatter and all_to_all only. automatic picks by size, world and type: at 2 ranks
-// ll (and one_shot_ll) for small calls of types of at most 4 bytes (one NVLink trip a
-// call, no fence: 8 KiB calls 1.4-1.7x faster than staged on 2 x H100), staged above,
-// direct for the largest; ll is not yet measured for 4 ranks and is not picked there.
+// all-gather each block as soon as root tells its owner it landed); reduce_scatter:
+// into one scratch, which a rank writes only after hearing that its owner has read the
+// last call's. staged: into a scratch of two parts that calls use in turn, then copied
+// or reduced into the output: one flag round a call, for 2 world times the data in
+// scratch (small sizes). ll: staged in data-and-flag words (all_reduce's one_shot_ll):
+// no flag round, 2-4 times the bytes on the links; types of at most 4 bytes, outputs
+// of at most kLlMostBytes. automatic picks by size, world and type: at 2 ranks ll (and
+// one_shot_ll) for small calls of types of at most 4 bytes (one NVLink trip a call, no
+// fence: 8 KiB calls 1.4-1.7x faster than staged on 2 x H100), staged above, direct for
+// the largest; ll is not yet measured at 4 ranks and is not picked there.
 enum class Route { automatic, direct, staged, ll };
 
 // The most bytes one_shot_ll takes in and the ll route gives out in a call: their
