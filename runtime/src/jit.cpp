@@ -237,7 +237,15 @@ Program jit_program(Context& ctx, std::string_view source, const std::string& na
   const std::int64_t begin = ctx.tracing() ? Context::trace_clock_ns() : 0;
   JitResult r = jit_compile(source, name, o);
   if (ctx.tracing()) ctx.trace_span("jit " + name, begin, Context::trace_clock_ns());
-  return Program(ctx, r.code, name);
+  Program p(ctx, r.code, name);
+  // The sm_90a GEMM reads its operands through TMA, which takes rows of a multiple of 16
+  // bytes only: for other shapes the same source compiled for sm_90, on first need.
+  if (o.target == "sm_90a") {
+    JitOptions f = o;
+    f.target = "sm_90";
+    p.set_fallback([&ctx, src = std::string(source), name, f] { return jit_program(ctx, src, name, f); });
+  }
+  return p;
 }
 
 Program jit_program_file(Context& ctx, const std::filesystem::path& file, const JitOptions& options) {

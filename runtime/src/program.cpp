@@ -13,6 +13,7 @@
 
 #include "backend/backend.hpp"
 #include "iris/error.hpp"
+#include "iris/log.hpp"
 #include "iris/tensor_map.hpp"
 #include "module_impl.hpp"
 
@@ -79,7 +80,8 @@ void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg
     throw Error("parameter '" + k.params[static_cast<std::size_t>(slot.index)].name + "' of kernel '" + k.name +
                 "' is the GEMM operand " + what + ", read through a TMA tensor map: " + e.what() +
                 " (the sm_90a GEMM needs rows of a multiple of 16 bytes and 16-byte aligned tensors; a kernel "
-                "compiled for sm_90 takes any shape)");
+                "compiled for sm_90 takes any shape: jit_program falls back to that by itself, and "
+                "Program::set_fallback does it for a Program loaded from a code object)");
   }
 }
 
@@ -165,6 +167,7 @@ Program::Program(Context& ctx, std::span<const std::byte> code, const std::strin
       }
     }
     p.maps.resize(k.args.size());
+    for (const contract::Arg& slot : k.args) p.has_maps = p.has_maps || slot.kind == contract::ArgKind::tensor_map;
     p.sizes.resize(k.sizes.size());
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       DType d = DType::f32;
@@ -266,6 +269,45 @@ void Program::launch(const std::string& name, std::initializer_list<Arg> args, S
   launch(name, std::span<const Arg>(args.begin(), args.size()), stream);
 }
 
+struct Program::Fallback {
+  std::function<Program()> make;
+  std::unique_ptr<Program> program;
+  std::vector<char> noted, used;  // per kernel of this Program
+};
+
+void Program::set_fallback(std::function<Program()> make) {
+  fallback_ = std::make_shared<Fallback>();
+  fallback_->make = std::move(make);
+  fallback_->noted.assign(kernels_.size(), 0);
+  fallback_->used.assign(kernels_.size(), 0);
+}
+
+bool Program::fell_back(const std::string& name) const {
+  return fallback_ && fallback_->used[index_of(name)] != 0;
+}
+
+std::string Program::map_problem(std::size_t index, const Arg* a) const {
+  const contract::Kernel& k = kernels_[index];
+  const Prepared& prep = prepared_[index];
+  for (std::size_t n = 0; n < k.args.size(); ++n) {
+    const contract::Arg& slot = k.args[n];
+    if (slot.kind != contract::ArgKind::tensor_map) continue;
+    const Arg& arg = a[static_cast<std::size_t>(slot.index)];
+    const auto shape = arg.shape();
+    const Prepared::MapMemo& memo = prep.maps[n];
+    if (memo.map != nullptr && memo.ptr == arg.ptr() && memo.rows == shape[0] && memo.cols == shape[1]) continue;
+    const int bases = slot.role == contract::MapRole::a_gathered ? ctx_->world() : 1;
+    for (int r = 0; r < bases; ++r) {
+      const void* base = slot.role == contract::MapRole::a_gathered ? ctx_->translate(arg.ptr(), r) : arg.ptr();
+      const std::string why = tensor_map_problem(TensorMapSpec::matrix(
+          arg.dtype(), base, shape[0], shape[1], shape[1], static_cast<std::uint32_t>(slot.box_rows),
+          static_cast<std::uint32_t>(slot.box_cols)));
+      if (!why.empty()) return "parameter '" + k.params[static_cast<std::size_t>(slot.index)].name + "': " + why;
+    }
+  }
+  return "";
+}
+
 void Program::launch(const std::string& name, std::span<const Arg> args, Stream stream) const {
   const std::size_t index = index_of(name);
   const contract::Kernel& k = kernels_[index];
@@ -358,6 +400,22 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
     }
   }
 
+  // A GEMM operand TMA cannot read: the fallback's kernel, where there is one (else
+  // tensor_map() below says what is wrong).
+  if (fallback_ && prep.has_maps) {
+    const std::string why = map_problem(index, a);
+    fallback_->used[index] = !why.empty();
+    if (!why.empty()) {
+      if (!fallback_->program) fallback_->program = std::make_unique<Program>(fallback_->make());
+      if (!fallback_->noted[index]) {
+        fallback_->noted[index] = 1;
+        log(LogLevel::info, who() + " runs its fallback lowering (compiled for sm_90: mma.sync, at its speed), as " +
+                                why + " for the sm_90a GEMM's TMA loads");
+      }
+      fallback_->program->launch(name, args, stream);
+      return;
+    }
+  }
   // Pack in the contract's order.
   std::array<std::array<unsigned char, 8>, kMaxArgs> storage;
   std::array<void*, kMaxArgs> ptrs;

@@ -21,30 +21,36 @@ std::string describe(const TensorMapSpec& s) {
   return d;
 }
 
-void validate(const TensorMapSpec& s) {
-  const auto fail = [&](const std::string& why) { throw Error("tensor map " + describe(s) + ": " + why); };
-  if (s.rank < 1 || s.rank > 5) fail("rank must be 1 to 5");
-  if (!s.base) fail("null base address");
-  if (reinterpret_cast<std::uintptr_t>(s.base) % 16) fail("the base address must be 16-byte aligned");
+// The rule s breaks, without the "tensor map ..." prefix; "" when none.
+std::string broken_rule(const TensorMapSpec& s) {
+  if (s.rank < 1 || s.rank > 5) return "rank must be 1 to 5";
+  if (!s.base) return "null base address";
+  if (reinterpret_cast<std::uintptr_t>(s.base) % 16) return "the base address must be 16-byte aligned";
   const std::uint64_t elem = dtype_size(s.dtype);
   for (int i = 0; i < s.rank; ++i) {
     const auto u = static_cast<std::size_t>(i);
-    if (s.dims[u] == 0 || s.dims[u] > (1ull << 32)) fail("every extent must be 1 to 2^32");
-    if (s.box[u] == 0 || s.box[u] > 256) fail("every box extent must be 1 to 256");
+    if (s.dims[u] == 0 || s.dims[u] > (1ull << 32)) return "every extent must be 1 to 2^32";
+    if (s.box[u] == 0 || s.box[u] > 256) return "every box extent must be 1 to 256";
     if (i > 0 && (s.strides[u] % 16 || s.strides[u] == 0 || s.strides[u] >= (1ull << 40))) {
-      fail("row strides must be nonzero multiples of 16 bytes (a row of " + std::to_string(s.strides[u]) +
-           " bytes is not)");
+      return "row strides must be nonzero multiples of 16 bytes (a row of " + std::to_string(s.strides[u]) +
+             " bytes is not)";
     }
   }
-  if ((s.box[0] * elem) % 16) fail("the box's inner extent must be a multiple of 16 bytes");
+  if ((s.box[0] * elem) % 16) return "the box's inner extent must be a multiple of 16 bytes";
   const std::uint64_t span = s.swizzle == TensorMapSwizzle::b128  ? 128
                              : s.swizzle == TensorMapSwizzle::b64 ? 64
                              : s.swizzle == TensorMapSwizzle::b32 ? 32
                                                                   : 0;
   if (span && s.box[0] * elem > span) {
-    fail("the box's inner extent (" + std::to_string(s.box[0] * elem) + " bytes) exceeds the swizzle span (" +
-         std::to_string(span) + ")");
+    return "the box's inner extent (" + std::to_string(s.box[0] * elem) + " bytes) exceeds the swizzle span (" +
+           std::to_string(span) + ")";
   }
+  return "";
+}
+
+void validate(const TensorMapSpec& s) {
+  const std::string why = broken_rule(s);
+  if (!why.empty()) throw Error("tensor map " + describe(s) + ": " + why);
 }
 
 struct Key {
@@ -79,6 +85,11 @@ Key key_of(const TensorMapSpec& s) {
 }
 
 }  // namespace
+
+std::string tensor_map_problem(const TensorMapSpec& spec) {
+  const std::string why = broken_rule(spec);
+  return why.empty() ? why : "tensor map " + describe(spec) + ": " + why;
+}
 
 TensorMapSpec TensorMapSpec::matrix(DType dtype, const void* base, std::int64_t rows, std::int64_t cols,
                                     std::int64_t ld, std::uint32_t box_rows, std::uint32_t box_cols,

@@ -215,8 +215,8 @@ void check_wgmma_gemm(Context& ctx, const char* dtype, bool b_nk) {
   struct Case {
     std::int64_t M, N, K, bm, bn;
   };
-  // 296, not 300: a [K, N] B's rows must be a multiple of 16 bytes for TMA (see
-  // TmaRowsThatAreNotMultiplesOf16BytesAreAnError).
+  // 296, not 300: a [K, N] B's rows must be a multiple of 16 bytes for TMA (300 falls
+  // back: TmaRowsThatAreNotMultiplesOf16BytesFallBack).
   for (const Case& c : {Case{200, 296, 136, 128, 256}, Case{128, 256, 64, 128, 256}, Case{200, 296, 136, 64, 128},
                         Case{1000, 520, 200, 128, 128}}) {
     JitOptions jo;
@@ -400,20 +400,41 @@ TEST_P(IriscWgmma, GemmInARoleBesideARoleOfFewerThreads) {
 }
 
 // TMA reads rows that are multiples of 16 bytes: a [K, N] B of 300 bf16 columns cannot be
-// read, and the launch says so, naming the parameter (instead of a fault in the kernel).
-TEST_P(IriscWgmma, TmaRowsThatAreNotMultiplesOf16BytesAreAnError) {
+// read. A kernel from the JIT then runs the same source compiled for sm_90 (mma.sync)
+// and is right; a Program loaded from a code object, with no source to fall back on,
+// refuses the launch naming the parameter (instead of a fault in the kernel).
+TEST_P(IriscWgmma, TmaRowsThatAreNotMultiplesOf16BytesFallBack) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     Program p = jit_program(ctx, kGemmKn, "gemm.iris");
+    require(runs_wgmma(p, "gemm"), "the kernel is the sm90 GEMM");
+    for (std::int64_t N : {300, 296}) {
+      auto a = ctx.randn<bfloat16>({200, 136}, 1);
+      auto b = ctx.randn<bfloat16>({136, N}, 2);
+      auto c = ctx.full<bfloat16>({200, N}, -7.0);
+      p.launch("gemm", {a, b, c});
+      ctx.synchronize();
+      require(p.fell_back("gemm") == (N == 300), "N = " + std::to_string(N) + ": the fallback runs only where TMA cannot read B");
+      const std::vector<bfloat16> got = c.to_host();
+      std::vector<double> g(got.size());
+      for (std::size_t i = 0; i < got.size(); ++i) g[i] = static_cast<float>(got[i]);
+      const double rel = relative_error(a.to_host(), b.to_host(), g, 200, N, 136, false, 1.0);
+      require(rel <= 1e-2, "N = " + std::to_string(N) + ": relative error " + std::to_string(rel));
+    }
+
+    JitOptions own;
+    own.target = jit_target_for(ctx);
+    Program bare(ctx, jit_compile(kGemmKn, "gemm.iris", own).code, "gemm.iris");
     auto a = ctx.randn<bfloat16>({200, 136}, 1);
     auto b = ctx.randn<bfloat16>({136, 300}, 2);
     auto c = ctx.zeros<bfloat16>({200, 300});
     try {
-      p.launch("gemm", {a, b, c});
+      bare.launch("gemm", {a, b, c});
       require(false, "the launch was refused");
     } catch (const Error& e) {
       const std::string what = e.what();
-      require(what.find("parameter 'B'") != std::string::npos && what.find("16 bytes") != std::string::npos,
-              "the error names B and the 16-byte rule: " + what);
+      require(what.find("parameter 'B'") != std::string::npos && what.find("16 bytes") != std::string::npos &&
+                  what.find("jit_program") != std::string::npos,
+              "the error names B, the 16-byte rule and the way out: " + what);
     }
   });
 }

@@ -43,6 +43,16 @@ TEST(TensorMap, RejectsRowStridesThatAreNotMultiplesOf16Bytes) {
   EXPECT_NE(why.find("600 bytes"), std::string::npos) << why;
 }
 
+// What the launcher asks before choosing a kernel's fallback: the same words as the
+// encoder's error, with no device; "" for a spec a map can be made of.
+TEST(TensorMap, ProblemIsTheEncodersRuleWithoutADevice) {
+  const TensorMapSpec bad = TensorMapSpec::matrix(DType::bf16, fake_tensor, 136, 300, 300, 64, 64);
+  EXPECT_EQ(tensor_map_problem(bad), rejection(bad));
+  EXPECT_EQ(tensor_map_problem(TensorMapSpec::matrix(DType::bf16, fake_tensor, 136, 296, 296, 64, 64)), "");
+  EXPECT_NE(tensor_map_problem(TensorMapSpec::matrix(DType::f16, fake_tensor + 8, 64, 64, 64, 64, 64)).find("aligned"),
+            std::string::npos);
+}
+
 TEST(TensorMap, RejectsMisalignedBase) {
   const std::string why = rejection(TensorMapSpec::matrix(DType::bf16, fake_tensor + 8, 64, 64, 64, 64, 64));
   EXPECT_NE(why.find("16-byte aligned"), std::string::npos) << why;

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <cstddef>
 #include <initializer_list>
+#include <functional>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -99,6 +101,16 @@ class Program {
   // The grid (programs) a launch of `name` with these size bindings would use.
   unsigned grid_size(const std::string& name, const std::map<std::string, std::int64_t>& sizes) const;
 
+  // What to launch instead when a kernel reads a GEMM operand through a TMA tensor map
+  // that the tensor passed cannot have (rows not a multiple of 16 bytes, a base not
+  // 16-byte aligned): a Program with a kernel of the same name and parameters, made on
+  // first need and kept. jit_program sets it for what it compiles for sm_90a: the same
+  // source compiled for sm_90 (the mma.sync lowering, which takes any shape), and says
+  // so once per kernel at IRIS_LOG=info. Without one such a launch throws.
+  void set_fallback(std::function<Program()> make);
+  // Whether the last launch of `name` ran the fallback's kernel.
+  bool fell_back(const std::string& name) const;
+
  private:
   // Per kernel, what a launch needs beyond the contract, computed at load.
   struct SizeBinding {
@@ -122,12 +134,18 @@ class Program {
       std::vector<unsigned char> every_rank;
     };
     mutable std::vector<MapMemo> maps;
+    bool has_maps = false;  // any tensor-map argument slot
   };
   std::size_t index_of(const std::string& name) const;
   unsigned grid_for(std::size_t kernel, std::span<const std::int64_t> sizes) const;
   irisc::contract::Bindings bindings(std::size_t kernel, std::span<const std::int64_t> sizes) const;
 
+  // The rule a tensor map of this launch breaks ("" when every map can be made).
+  std::string map_problem(std::size_t kernel, const Arg* args) const;
+  struct Fallback;
+
   Context* ctx_ = nullptr;
+  std::shared_ptr<Fallback> fallback_;
   Module module_;
   std::vector<irisc::contract::Kernel> kernels_;
   std::vector<Prepared> prepared_;

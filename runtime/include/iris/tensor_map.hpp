@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <cstdint>
 
 #include "iris/dtype.hpp"
@@ -43,5 +44,10 @@ struct TensorMapSpec {
 // current device, or returns the map made before for the same spec. Throws iris::Error
 // saying which rule a spec breaks.
 const TensorMap& encode_tensor_map(const TensorMapSpec& spec);
+
+// The rule `spec` breaks, as encode_tensor_map would report it ("tensor map f16 [100,
+// 64] box [64, 64]: row strides must be ..."), or "" when a map can be made of it. No
+// device needed.
+std::string tensor_map_problem(const TensorMapSpec& spec);
 
 }  // namespace iris
