@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "bootstrap.hpp"
+#include "job/bootstrap.hpp"
 #include "iris/embedded.hpp"
 #include "iris/iris.hpp"
 

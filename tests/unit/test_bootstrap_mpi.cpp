@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap.hpp"
+#include "job/bootstrap.hpp"
 #include "iris/error.hpp"
 
 namespace iris {

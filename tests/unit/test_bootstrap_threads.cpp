@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap.hpp"
+#include "job/bootstrap.hpp"
 #include "iris/error.hpp"
 
 namespace iris {

@@ -1,5 +1,5 @@
 // What iris::ccl's automatic picks, from its one table of measured crossovers
-// (runtime/src/ccl.cpp, docs/library.md "Which algorithm runs where, and why"), and
+// (runtime/src/library/ccl.cpp, docs/library.md "Which algorithm runs where, and why"), and
 // what it refuses. Pure functions of size, world and type: no GPU.
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "heap_allocator.hpp"
+#include "heap/heap_allocator.hpp"
 #include "iris/error.hpp"
 
 namespace iris {

@@ -17,9 +17,9 @@
 #include "backend/backend.hpp"
 #include "elf_builder.hpp"
 #include "iris/iris.hpp"
-#include "jit_target.hpp"
+#include "jit/jit_target.hpp"
 #include "kernels/amdgpu_images.hpp"
-#include "module_impl.hpp"
+#include "launch/module_impl.hpp"
 
 // backend/hip/ declares the HIP ABI itself: no HIP header may reach libiris's headers.
 #ifdef HIP_VERSION

@@ -32,8 +32,8 @@
 #include "iris/error.hpp"
 #include "iris/jit.hpp"
 #include "iris/log.hpp"
-#include "jit_cache.hpp"
-#include "sha256.hpp"
+#include "jit/jit_cache.hpp"
+#include "jit/sha256.hpp"
 
 namespace {
 

@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "code_object_check.hpp"
+#include "launch/code_object_check.hpp"
 
 #include "backend/backend.hpp"
 #include "elf_builder.hpp"
 #include "iris/embedded.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
-#include "module_impl.hpp"
+#include "launch/module_impl.hpp"
 
 IRIS_DECLARE_EMBEDDED(runtime_kernels)
 IRIS_DECLARE_EMBEDDED(unit_cubin)   // sm_90 (tests/unit/code_object_kernel.cu)

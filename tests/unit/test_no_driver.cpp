@@ -8,7 +8,7 @@
 
 #include "backend/backend.hpp"
 #include "iris/iris.hpp"
-#include "module_impl.hpp"
+#include "launch/module_impl.hpp"
 
 // The public headers and the backend interface must not drag the CUDA driver API in:
 // only backend/cuda/ speaks it.

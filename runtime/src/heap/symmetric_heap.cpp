@@ -1,11 +1,11 @@
 // Allocation and cross-rank mapping of the symmetric heap (see symmetric_heap.hpp).
-#include "symmetric_heap.hpp"
+#include "heap/symmetric_heap.hpp"
 
 #include <cstdint>
 #include <string>
 
 #include "backend/backend.hpp"
-#include "bootstrap.hpp"
+#include "job/bootstrap.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "iris/size.hpp"

@@ -14,7 +14,7 @@ namespace iris::mpi {
 struct Api {
 #define IRIS_MPI_FUNCTION(name) decltype(&::name) name = nullptr;
 #define IRIS_MPI_OBJECT(type, member, symbol) type member = nullptr;
-#include "mpi_library.def"
+#include "job/mpi_library.def"
 };
 
 // The loaded library (loaded on first call, once per process). Throws iris::Error

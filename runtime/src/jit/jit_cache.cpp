@@ -9,7 +9,7 @@
 // Files are created 0600 in a directory checked at construction (see prepare_dir).
 // Temporary files are named ".<entry>.tmp.<pid>.<n>"; put sweeps those of crashed
 // writers and evicts by mtime, which a hit refreshes.
-#include "jit_cache.hpp"
+#include "jit/jit_cache.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -29,7 +29,7 @@
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "iris/size.hpp"
-#include "sha256.hpp"
+#include "jit/sha256.hpp"
 
 namespace iris {
 namespace {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "bootstrap.hpp"
+#include "job/bootstrap.hpp"
 #include "iris/error.hpp"
 
 namespace iris {

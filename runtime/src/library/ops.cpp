@@ -8,7 +8,7 @@
 
 #include "backend/backend.hpp"
 #include "iris/jit.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 
 namespace iris::ops {
 

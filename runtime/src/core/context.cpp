@@ -22,15 +22,15 @@
 #include <thread>
 
 #include "backend/backend.hpp"
-#include "bootstrap.hpp"
-#include "heap_allocator.hpp"
+#include "job/bootstrap.hpp"
+#include "heap/heap_allocator.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "iris/size.hpp"
-#include "module_impl.hpp"
-#include "symmetric_heap.hpp"
-#include "trace.hpp"
-#include "wait_fault.hpp"
+#include "launch/module_impl.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "trace/trace.hpp"
+#include "job/wait_fault.hpp"
 
 namespace iris::embedded {
 std::span<const std::byte> runtime_kernels();

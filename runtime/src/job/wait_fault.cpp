@@ -1,5 +1,5 @@
 // What a device wait recorded, in words (see wait_fault.hpp).
-#include "wait_fault.hpp"
+#include "job/wait_fault.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "library.hpp"
+#include "library/library.hpp"
 
 #include <algorithm>
 #include <memory>

@@ -15,7 +15,7 @@
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "iris/tensor_map.hpp"
-#include "module_impl.hpp"
+#include "launch/module_impl.hpp"
 
 namespace iris {
 namespace {

@@ -1,5 +1,5 @@
 // Tracing (see trace.hpp): the device ring, host spans, and Chrome trace-event JSON.
-#include "trace.hpp"
+#include "trace/trace.hpp"
 
 #include <algorithm>
 #include <cstdio>

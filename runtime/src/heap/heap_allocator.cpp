@@ -1,5 +1,5 @@
 // First-fit, coalescing allocator over heap offsets (see heap_allocator.hpp).
-#include "heap_allocator.hpp"
+#include "heap/heap_allocator.hpp"
 
 #include <string>
 

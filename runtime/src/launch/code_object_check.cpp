@@ -1,7 +1,7 @@
 // Structural checks of cubins, AMDGPU code objects, fatbins and PTX before the driver
 // loads them (see code_object_check.hpp). Every offset and size is read little-endian from the bytes
 // and every sum is overflow-checked: the checker itself must not read out of bounds.
-#include "code_object_check.hpp"
+#include "launch/code_object_check.hpp"
 
 #include <cstdint>
 

@@ -21,8 +21,8 @@
 #include "compiler/toolchain/nvrtc.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
-#include "jit_cache.hpp"
-#include "jit_target.hpp"
+#include "jit/jit_cache.hpp"
+#include "jit/jit_target.hpp"
 
 namespace iris {
 namespace {

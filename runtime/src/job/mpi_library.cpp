@@ -1,5 +1,5 @@
 // Loads OpenMPI's library and its entry points (see mpi_library.hpp).
-#include "mpi_library.hpp"
+#include "job/mpi_library.hpp"
 
 #include <dlfcn.h>
 
@@ -51,7 +51,7 @@ Loaded load() {
 #define IRIS_MPI_OBJECT(type, member, symbol)                                  \
   out.api.member = static_cast<type>(dlsym(lib, IRIS_MPI_STRINGIZE(symbol))); \
   if (!out.api.member && missing.empty()) missing = IRIS_MPI_STRINGIZE(symbol);
-#include "mpi_library.def"
+#include "job/mpi_library.def"
   if (!missing.empty()) {
     out.error = "the MPI library " + path + " lacks " + missing +
                 ": libiris needs OpenMPI 4 or newer (libmpi.so.40); set IRIS_MPI_LIBRARY to OpenMPI's library";

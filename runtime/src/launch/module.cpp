@@ -3,11 +3,11 @@
 #include <string_view>
 
 #include "backend/backend.hpp"
-#include "code_object_check.hpp"
+#include "launch/code_object_check.hpp"
 #include "compiler/codegen/host_code.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
-#include "module_impl.hpp"
+#include "launch/module_impl.hpp"
 
 namespace iris {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "library.hpp"
+#include "library/library.hpp"
 
 namespace iris::ccl {
 

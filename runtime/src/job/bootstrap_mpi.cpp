@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "bootstrap.hpp"
+#include "job/bootstrap.hpp"
 #include "iris/error.hpp"
 
 #if IRIS_WITH_MPI
-#include "mpi_library.hpp"
+#include "job/mpi_library.hpp"
 #endif
 
 namespace iris {
