@@ -153,6 +153,39 @@ TEST_P(Runtime, TensorFactoriesEveryDtype) {
   });
 }
 
+// Device copies and zeroing on a stream, a side stream ordered after the rank's and the
+// rank's after it, and whether a stream is being captured.
+TEST_P(Runtime, StreamsCopiesAndZeroing) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::size_t n = 100002;  // even: half of b's bytes is whole floats
+    auto a = ctx.rand<float>(n, 5);
+    auto b = ctx.full<float>(n, -1.0);
+    auto c = ctx.full<float>(n, -1.0);
+    Stream side = ctx.side_stream();
+    require(side != nullptr && side != ctx.stream() && ctx.side_stream() == side, "one side stream, kept");
+    ctx.copy_async(b.data(), a.data(), a.bytes());  // the rank's stream
+    ctx.order(ctx.stream(), side);                  // fork: the side stream sees b
+    ctx.copy_async(c.data(), b.data(), b.bytes(), side);
+    ctx.zero_async(b.data(), b.bytes() / 2, side);  // the first half of b
+    ctx.order(side, ctx.stream());                  // join
+    auto d = ctx.full<float>(n, -1.0);
+    ctx.copy_async(d.data(), b.data(), b.bytes());
+    ctx.synchronize();
+    const auto want = a.to_host(), got_c = c.to_host(), got_d = d.to_host();
+    require(got_c == want, "the copy on the side stream ran after the one on the rank's");
+    for (std::size_t i = 0; i < n; ++i) {
+      const float expect = i < n / 2 ? 0.0f : want[i];
+      if (got_d[i] != expect) require(false, "d[" + std::to_string(i) + "] is " + std::to_string(got_d[i]));
+    }
+    require(!ctx.capturing() && !ctx.capturing(side), "nothing is being captured");
+    if (!ctx.on_host()) {
+      bool seen = false;
+      Graph g(ctx.stream(), [&] { seen = ctx.capturing(); });
+      require(seen, "capturing() is true inside a capture");
+    }
+  });
+}
+
 TEST_P(Runtime, DeviceBarrierOrdersWritesAlsoInAGraph) {
   IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {

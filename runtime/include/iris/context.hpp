@@ -98,6 +98,24 @@ class Context {
   void copy_to_host(void* host, const void* device, std::size_t bytes);
   void copy_from_host(void* device, const void* host, std::size_t bytes);
 
+  // --- asynchronous device work on a stream (default: the rank's) --------------------
+  // Device memory to device memory (this rank's GPU, or a peer's heap by address).
+  void copy_async(void* dst, const void* src, std::size_t bytes, Stream stream = nullptr);
+  // `bytes` zero bytes at `ptr`.
+  void zero_async(void* ptr, std::size_t bytes, Stream stream = nullptr);
+
+  // --- streams -----------------------------------------------------------------------
+  // A second stream of this rank, for work that runs beside the rank's own: made on
+  // first use, destroyed with the context.
+  Stream side_stream();
+  // What is enqueued on `before` so far happens before what is enqueued on `after` from
+  // now on (an event recorded on one and waited for on the other; the host does not
+  // wait). order(a, b) forks b from a; order(b, a) joins b back into a.
+  void order(Stream before, Stream after);
+  // Whether `stream` (default: the rank's) is being captured into a CUDA graph now (by
+  // iris::Graph or anyone else); false on backends without graphs.
+  bool capturing(Stream stream = nullptr) const;
+
   // Per-context state of a library built on libiris (the collectives keep their programs
   // and buffers here): made by `make` on the first call with `key`, then returned again;
   // destroyed with the context, before its heap.

@@ -46,6 +46,31 @@ void Context::copy_from_host(void* device, const void* host, std::size_t bytes) 
   synchronize();
 }
 
+void Context::copy_async(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (bytes) backend::active().copy_device_async(dst, src, bytes, stream ? stream : impl_->stream);
+}
+
+void Context::zero_async(void* ptr, std::size_t bytes, Stream stream) {
+  if (bytes) backend::active().memset_async(ptr, 0, 1, bytes, stream ? stream : impl_->stream);
+}
+
+Stream Context::side_stream() {
+  if (!impl_->side) impl_->side = backend::active().stream_create();
+  return impl_->side;
+}
+
+void Context::order(Stream before, Stream after) {
+  auto& bk = backend::active();
+  if (!impl_->order_event) impl_->order_event = bk.event_create();
+  // The wait takes the event as recorded now: one event serves every order().
+  bk.event_record(impl_->order_event, before ? before : impl_->stream);
+  bk.stream_wait_event(after ? after : impl_->stream, impl_->order_event);
+}
+
+bool Context::capturing(Stream stream) const {
+  return backend::active().stream_capturing(stream ? stream : impl_->stream);
+}
+
 void Context::synchronize() {
   Impl::Span span(impl_->tracer.get());
   impl_->wait_stream(impl_->stream);

@@ -57,6 +57,8 @@ struct Context::Impl {
   // else empty: the context works, and each feature that needs one of them says this.
   std::string runtime_missing;
   std::map<std::string, std::shared_ptr<void>> attachments;  // Context::attachment
+  StreamHandle* side = nullptr;   // Context::side_stream, made on first use
+  EventHandle* order_event = nullptr;  // Context::order's, made on first use
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];
   Impl(std::unique_ptr<Bootstrap> b, const Options& opt, std::shared_ptr<Job> j);
   ~Impl();

@@ -11,7 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "backend/backend.hpp"
 #include "library/library.hpp"
 
 namespace iris::ccl {
@@ -155,7 +154,7 @@ Stream stream_of(Context& ctx, const Options& o) { return o.stream ? o.stream : 
 // before the kernel, so the kernel may overwrite the original while peers still read.
 const void* staged_input(Context& ctx, const void* src, std::size_t bytes, Stream s) {
   void* copy = library::scratch(ctx, "ccl.input", bytes);
-  backend::active().copy_device_async(copy, src, bytes, s);
+  ctx.copy_async(copy, src, bytes, s);
   return copy;
 }
 
@@ -417,7 +416,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     Instance& in = instance(ctx, "ccl/all_reduce_atomic.iris", "all_reduce_atomic", type_defines(dt, false));
     // The input is read while every rank adds into the (zeroed) output.
     if (src == dst) src = staged_input(ctx, src, bytes, s);
-    backend::active().memset_async(dst, 0, 1, bytes, s);
+    ctx.zero_async(dst, bytes, s);
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }

@@ -4,7 +4,6 @@
 #include <memory>
 #include <string_view>
 
-#include "backend/backend.hpp"
 #include "compiler/driver/stdlib.hpp"
 #include "compiler/sema/sema.hpp"
 #include "iris/jit.hpp"
@@ -28,15 +27,6 @@ struct State {
   std::map<std::string, std::unique_ptr<Instance>> instances;
   std::map<std::string, Scratch> scratch;
   std::map<std::string, Scratch> zeroed;
-  StreamHandle* side = nullptr;
-  EventHandle* forked = nullptr;
-  EventHandle* joined = nullptr;
-  ~State() {
-    auto& bk = backend::active();
-    if (side) bk.stream_destroy(side);
-    if (forked) bk.event_destroy(forked);
-    if (joined) bk.event_destroy(joined);
-  }
 };
 
 State& state(Context& ctx) {
@@ -56,7 +46,8 @@ State& state(Context& ctx) {
 // that is still to be cleared).
 void* zeroed_heap(Context& ctx, std::size_t bytes) {
   void* p = ctx.heap_alloc(bytes);
-  backend::active().memset(p, 0, bytes);
+  ctx.zero_async(p, bytes);
+  ctx.synchronize();
   return p;
 }
 
@@ -69,7 +60,7 @@ int max_share(Context& ctx) { return state(ctx).max_share; }
 // before a scratch grows) cannot be captured into a CUDA graph: say so, before the
 // driver answers a host sync with a bare CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 void require_not_capturing(Context& ctx, const std::string& what) {
-  if (!backend::active().stream_capturing(ctx.stream())) return;
+  if (!ctx.capturing()) return;
   throw Error(what + " is set up on its first call (a JIT compile, heap allocations, barriers between the ranks), "
               "which a CUDA graph capture cannot hold: run the call once eagerly, at its largest size, before "
               "capturing it");
@@ -141,31 +132,6 @@ void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {
   }
   if (s.bytes < bytes) throw Error("iris: internal: the zeroed buffer '" + name + "' was made smaller than asked");
   return s.ptr;
-}
-
-Stream side_stream(Context& ctx) {
-  State& st = state(ctx);
-  if (!st.side) {
-    auto& bk = backend::active();
-    st.side = bk.stream_create();
-    st.forked = bk.event_create();
-    st.joined = bk.event_create();
-  }
-  return st.side;
-}
-
-void fork(Context& ctx, Stream first, Stream second) {
-  State& st = state(ctx);
-  side_stream(ctx);
-  backend::active().event_record(st.forked, first);
-  backend::active().stream_wait_event(second, st.forked);
-}
-
-void join(Context& ctx, Stream first, Stream second) {
-  State& st = state(ctx);
-  side_stream(ctx);
-  backend::active().event_record(st.joined, second);
-  backend::active().stream_wait_event(first, st.joined);
 }
 
 std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces) {

@@ -46,12 +46,6 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::siz
 // The zeroed symmetric buffer `name` of `bytes`, made collectively on first use and kept
 // (asking for more than it was made with is an internal error).
 void* zeroed(Context& ctx, const std::string& name, std::size_t bytes);
-// A second stream of this rank's, for the consumers of the producer-consumer ops.
-Stream side_stream(Context& ctx);
-// `second` starts after what is on `first` so far; then `first` continues after what
-// `second` got meanwhile (fork, join).
-void fork(Context& ctx, Stream first, Stream second);
-void join(Context& ctx, Stream first, Stream second);
 
 // T (and A, the type sums accumulate in, for reductions) as defines.
 std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces);

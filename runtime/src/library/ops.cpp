@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "backend/backend.hpp"
 #include "iris/jit.hpp"
 #include "library/library.hpp"
 
@@ -147,8 +146,8 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   Stream s = stream_of(ctx, o);
   Stream side = s;
   if (beside) {
-    side = library::side_stream(ctx);
-    library::fork(ctx, s, side);
+    side = ctx.side_stream();
+    ctx.order(s, side);  // fork
   }
   prod.program.launch(prod.kernel,
                       {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
@@ -158,7 +157,7 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
                       {buffer(p, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, std::move(c_shape)), flags,
                        state_arg(cons), sync_arg(ctx, cons)},
                       side);
-  if (side != s) library::join(ctx, s, side);
+  if (side != s) ctx.order(side, s);  // join
 }
 
 // matmul_all_reduce's fused form: every rank adds each of its tiles into every rank's
@@ -176,7 +175,7 @@ void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
   // Peers add into this rank's C: not before every rank has zeroed its C (and is done
   // reading it from the last call), and the call ends once every rank's tiles are in.
   Stream s = stream_of(ctx, o);
-  backend::active().memset_async(g.c, 0, 1, static_cast<std::size_t>(g.m * g.n) * sizeof(float), s);
+  ctx.zero_async(g.c, static_cast<std::size_t>(g.m * g.n) * sizeof(float), s);
   ctx.device_barrier(s);
   in.program.launch(in.kernel,
                     {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(g.c, DType::f32, {g.m, g.n})},
