@@ -28,6 +28,14 @@ const Target* find_target(std::string_view name) {
 
 const Target& default_target() { return target(TargetId::sm_90a); }
 
+const Target* without_wgmma(const Target& t) {
+  if (!t.wgmma) return nullptr;
+  for (const Target& o : kTargets) {
+    if (o.vendor == t.vendor && o.arch == t.arch && !o.wgmma && o.mma_sync) return &o;
+  }
+  return nullptr;
+}
+
 std::string target_names() {
   std::string s;
   for (const Target& t : kTargets) s += (s.empty() ? "" : ", ") + std::string(t.name);

@@ -40,6 +40,10 @@ const Target& target(TargetId id);
 // Null when `name` is not a target.
 const Target* find_target(std::string_view name);
 const Target& default_target();  // sm_90a
+// The target of the same GPUs without the wgmma GEMM (sm_90a -> sm_90), whose GEMM reads
+// its operands without TMA tensor maps and so takes any shape; null for a target with no
+// wgmma.
+const Target* without_wgmma(const Target& t);
 // "sm_90a, sm_90, sm_80, ...": for messages and --help.
 std::string target_names();
 // The target for an NVIDIA GPU of compute capability major.minor (the JIT's choice),

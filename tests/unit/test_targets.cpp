@@ -40,6 +40,14 @@ TEST(Targets, JitPicksTheNewestTargetOfTheGpusMajorVersion) {
   EXPECT_EQ(target_for_compute_capability(0, 0), nullptr);  // the host target is never a GPU's
 }
 
+// Where TMA cannot take a GEMM's operands, a kernel falls back to its GPUs' target
+// without the wgmma GEMM; the others need no fallback.
+TEST(Targets, TheFallbackOfTheWgmmaTargetIsTheSameGpusWithout) {
+  ASSERT_NE(irisc::without_wgmma(*find_target("sm_90a")), nullptr);
+  EXPECT_STREQ(irisc::without_wgmma(*find_target("sm_90a"))->name, "sm_90");
+  for (const char* t : {"sm_90", "sm_80", "host", "gfx942", "gfx90a"}) EXPECT_EQ(irisc::without_wgmma(*find_target(t)), nullptr) << t;
+}
+
 TEST(Targets, UnknownTargetListsTheTable) {
   irisc::CompileOptions o;
   o.target = "sm_75";

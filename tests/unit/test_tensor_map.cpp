@@ -53,6 +53,11 @@ TEST(TensorMap, ProblemIsTheEncodersRuleWithoutADevice) {
             std::string::npos);
 }
 
+TEST(TensorMap, TheJitFallsBackFromTheWgmmaTargetOnly) {
+  EXPECT_EQ(jit_fallback_target("sm_90a"), "sm_90");
+  for (const char* t : {"sm_90", "sm_80", "host", "gfx942", "nonsense"}) EXPECT_EQ(jit_fallback_target(t), "") << t;
+}
+
 TEST(TensorMap, RejectsMisalignedBase) {
   const std::string why = rejection(TensorMapSpec::matrix(DType::bf16, fake_tensor + 8, 64, 64, 64, 64, 64));
   EXPECT_NE(why.find("16-byte aligned"), std::string::npos) << why;

@@ -65,4 +65,9 @@ std::string jit_cache_key(std::string_view source, const std::string& name, cons
 // host backend. Throws iris::Error when irisc has no target for the GPU.
 std::string jit_target_for(const Context& ctx);
 
+// The target a kernel compiled for `target` falls back to where its GEMM's TMA tensor maps
+// cannot take the operands passed (Program::set_fallback): "sm_90" for "sm_90a"; "" for a
+// target that needs none.
+std::string jit_fallback_target(const std::string& target);
+
 }  // namespace iris

@@ -230,6 +230,12 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
   return out;
 }
 
+std::string jit_fallback_target(const std::string& target) {
+  const irisc::Target* t = irisc::find_target(target);
+  const irisc::Target* f = t ? irisc::without_wgmma(*t) : nullptr;
+  return f ? f->name : "";
+}
+
 Program jit_program(Context& ctx, std::string_view source, const std::string& name, const JitOptions& options) {
   JitOptions o = options;
   if (o.target.empty()) o.target = jit_target_for(ctx);
@@ -238,11 +244,11 @@ Program jit_program(Context& ctx, std::string_view source, const std::string& na
   JitResult r = jit_compile(source, name, o);
   if (ctx.tracing()) ctx.trace_span("jit " + name, begin, Context::trace_clock_ns());
   Program p(ctx, r.code, name);
-  // The sm_90a GEMM reads its operands through TMA, which takes rows of a multiple of 16
-  // bytes only: for other shapes the same source compiled for sm_90, on first need.
-  if (o.target == "sm_90a") {
+  // The wgmma GEMM reads its operands through TMA, which takes rows of a multiple of 16
+  // bytes only: for other shapes the same source compiled without it, on first need.
+  if (const std::string fallback = jit_fallback_target(o.target); !fallback.empty()) {
     JitOptions f = o;
-    f.target = "sm_90";
+    f.target = fallback;
     p.set_fallback([&ctx, src = std::string(source), name, f] { return jit_program(ctx, src, name, f); });
   }
   return p;

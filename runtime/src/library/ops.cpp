@@ -100,13 +100,13 @@ bool only_the_gemm(Context& ctx, const Options& asked) {
 // sm_90a, whose GEMM reads A and B through TMA tensor maps (rows of a multiple of 16
 // bytes, 16-byte aligned), sm_90's portable GEMM where they are not so.
 std::string gemm_target(Context& ctx, const Gemm& g, const void* a) {
-  const std::string own = jit_target_for(ctx);
-  if (own != "sm_90a") return "";
+  const std::string fallback = jit_fallback_target(jit_target_for(ctx));
+  if (fallback.empty()) return "";
   const std::size_t es = dtype_size(g.dtype);
   const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
   const bool tma = (static_cast<std::size_t>(g.k) * es) % 16 == 0 && (static_cast<std::size_t>(g.n) * es) % 16 == 0 &&
                    aligned(a) && aligned(g.b);
-  return tma ? "" : "sm_90";
+  return tma ? "" : fallback;
 }
 
 // C = A x B into `c` of shape [m, n] (a local or heap buffer).
