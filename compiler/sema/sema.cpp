@@ -363,29 +363,11 @@ std::optional<tir::ScalarType> defined_type(std::int64_t define_value) {
   return static_cast<tir::ScalarType>(code);
 }
 
-namespace {
-
-// Names a function cannot take: the built-in functions and iterators.
-bool builtin_function(const std::string& name) {
-  static const char* names[] = {"load", "store", "put", "get", "signal", "wait", "fence", "fill", "zeros", "ones",
-                                "index", "start", "extent", "sum", "max", "min", "matmul", "abs", "sqrt",
-                                "exp", "log", "atomic_add", "atomic_sub", "atomic_and", "atomic_or",
-                                "atomic_xor", "atomic_min", "atomic_max", "atomic_xchg", "atomic_cas",
-                                "blocks", "tiles", "chunks", "range", "ranks", "peers", "gathered",
-                                "broadcast", "select"};
-  for (const char* n : names) {
-    if (name == n) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 tir::Module check(const ast::Module& module, const SemaOptions& options, Diagnostics& diags) {
   tir::Module out;
   sema::FunctionTable functions;
   for (const ast::Kernel& f : module.functions) {
-    if (builtin_function(f.name)) {
+    if (sema::is_builtin_name(f.name)) {
       diags.emit(DiagnosticKind::ReservedName, f.name_range, {f.name});
       continue;
     }

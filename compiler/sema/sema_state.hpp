@@ -36,6 +36,9 @@ struct FlagOperands {
   tir::ValuePtr value;
 };
 
+// Whether `name` is one of the language's built-in names (calls, loops): check_call.cpp.
+bool is_builtin_name(std::string_view name);
+
 class KernelChecker {
  public:
   KernelChecker(const ast::Kernel& k, const SemaOptions& opts, const FunctionTable& functions, Diagnostics& diags,
@@ -69,6 +72,40 @@ class KernelChecker {
   // type convert; anything else is a StoreTypeMismatch (and an error value).
   tir::ValuePtr to_element(tir::ValuePtr v, tir::ScalarType elem, SourceRange where);
   tir::ValuePtr call(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
+
+  // ---- built-in calls (check_call.cpp's table; a handler per builtin, check_call_*.cpp) --
+  struct CallSite {
+    const ast::Expr& e;
+    bool as_statement;                   // the call is a statement of its own
+    std::vector<tir::StmtPtr>* stmts;    // where a statement call's statement goes
+    int variant;                         // the table's: the atomics' AtomicOp
+  };
+  // A handler's value, and whether call() returns it as it is (a statement call's, an
+  // error's) or, for a value made as a statement, keeps it as one.
+  struct Called {
+    tir::ValuePtr value;
+    bool final;
+  };
+  using Handler = Called (KernelChecker::*)(const CallSite&);
+  bool want_args(const CallSite& c, std::size_t n);  // else WrongArgumentCount
+  tir::ValuePtr no_value(const CallSite& c);           // a statement call used as a value
+  Called unknown_function(const CallSite& c);
+  Called builtin_store(const CallSite& c);    // store, put, get (check_call_memory.cpp)
+  Called builtin_load(const CallSite& c);
+  Called builtin_atomic(const CallSite& c);
+  Called builtin_signal(const CallSite& c);   // check_call_signals.cpp
+  Called builtin_fence(const CallSite& c);
+  Called builtin_wait(const CallSite& c);
+  Called builtin_fill(const CallSite& c);     // fill, zeros, ones (check_call_tiles.cpp)
+  Called builtin_index(const CallSite& c);
+  Called builtin_range_bound(const CallSite& c);  // start, extent
+  Called builtin_broadcast(const CallSite& c);
+  Called builtin_select(const CallSite& c);
+  Called builtin_gathered(const CallSite& c);
+  Called builtin_reduce(const CallSite& c);   // sum (check_call_math.cpp)
+  Called builtin_max_min(const CallSite& c);
+  Called builtin_unary(const CallSite& c);    // abs, sqrt, exp, log
+  Called builtin_matmul(const CallSite& c);   // check_call_matmul.cpp
   // Data-and-flag words (check_flagged.cpp): store(..., flag: f) and load<T>(..., flag: f).
   tir::ValuePtr store_flagged(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
   tir::ValuePtr load_flagged(const ast::Expr& e);
