@@ -47,7 +47,9 @@ const ast::Stmt* misplaced_return(const std::vector<ast::StmtPtr>& body, bool al
 
 }  // namespace
 
-ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call, bool as_statement) {
+// Whether `call` of `fn` can be inlined here (after a diagnostic when not): not too
+// deep, not recursive, in a statement, with the arguments `fn` takes.
+bool KernelChecker::can_inline(const ast::Kernel& fn, const ast::Expr& call) {
   // Each inlined call is a few frames of the checker's recursion: a chain of thousands
   // of functions calling the next would exhaust the stack (of a rank's thread, through
   // the JIT) instead of being reported.
@@ -56,7 +58,7 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
     diags_.emit(DiagnosticKind::NestingTooDeep, call.name_range,
                 {"function calls", std::to_string(kMostNested),
                  " (" + inlining_.front()->name + " -> ... -> " + inlining_.back()->name + " -> " + fn.name + ")"});
-    return error_value(call.range);
+    return false;
   }
   for (std::size_t i = 0; i < inlining_.size(); ++i) {
     if (inlining_[i] == &fn) {
@@ -66,21 +68,17 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
       Diagnostic& d = diags_.emit(DiagnosticKind::RecursiveCall, call.name_range,
                                   {fn.name, through.empty() ? "" : " through " + through});
       diags_.note(d, fn.name_range, "'" + fn.name + "' is defined here");
-      return error_value(call.range);
+      return false;
     }
   }
   if (!stmts_) {
     diags_.emit(DiagnosticKind::CallNotAllowedHere, call.name_range, {fn.name});
-    return error_value(call.range);
+    return false;
   }
-  auto arg_error = [&](SourceRange where, const std::string& param, const std::string& why) {
-    diags_.emit(DiagnosticKind::BadFunctionArgument, where, {param, fn.name, why});
-    return error_value(call.range);
-  };
   if (call.args.size() != fn.params.size()) {
     diags_.emit(DiagnosticKind::WrongArgumentCount, call.range,
                 {fn.name, std::to_string(fn.params.size()), std::to_string(call.args.size())});
-    return error_value(call.range);
+    return false;
   }
   // Named arguments give compile-time parameters: f(x, B: 64).
   for (std::size_t i = 0; i < call.named.size(); ++i) {
@@ -89,43 +87,57 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
     for (const ast::ConstParam& c : fn.consts) known |= c.name == n.name && !c.is_type;
     if (!known) {
       diags_.emit(DiagnosticKind::UnknownNamedArgument, n.name_range, {fn.name, n.name});
-      return error_value(call.range);
+      return false;
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (call.named[j].name == n.name) {
         diags_.emit(DiagnosticKind::DuplicateNamedArgument, n.name_range, {n.name});
-        return error_value(call.range);
+        return false;
       }
     }
   }
+  return true;
+}
 
-  // ---- the arguments, in the caller's scope -------------------------------------------
-  struct Arg {
-    ValuePtr value;      // scalars, tiles, ranges
-    int tensor = -1;     // tensors: the kernel parameter
-  };
-  std::vector<Arg> args(fn.params.size());
+// The arguments of `call`, evaluated in the caller's scope: tensors by their kernel
+// parameter, the others as values; named arguments as constants (false after a
+// diagnostic).
+bool KernelChecker::call_arguments(const ast::Kernel& fn, const ast::Expr& call, std::vector<InlineArg>& args,
+                                   std::vector<std::pair<std::string, std::int64_t>>& named_consts) {
   for (std::size_t i = 0; i < fn.params.size(); ++i) {
     const ast::Param& p = fn.params[i];
     const ast::Expr& a = *call.args[i];
     if (p.is_tensor) {
       const Entity* ent = a.kind == ast::ExprKind::Name ? lookup(a.name) : nullptr;
       if (!ent || ent->kind != EntityKind::Param || !out_.params[static_cast<std::size_t>(ent->index)].is_tensor) {
-        return arg_error(a.range, p.name, "expected a tensor, as in f(x)");
+        diags_.emit(DiagnosticKind::BadFunctionArgument, a.range, {p.name, fn.name, "expected a tensor, as in f(x)"});
+        return false;
       }
       args[i].tensor = ent->index;
       continue;
     }
     const int before = diags_.error_count();
     args[i].value = expr(a);
-    if (diags_.error_count() != before || args[i].value->error) return error_value(call.range);
+    if (diags_.error_count() != before || args[i].value->error) return false;
   }
-  std::vector<std::pair<std::string, std::int64_t>> named_consts;
   for (const ast::NamedArg& n : call.named) {
     auto v = const_int(*n.value, "compile-time argument '" + n.name + "'");
-    if (!v) return error_value(call.range);
+    if (!v) return false;
     named_consts.emplace_back(n.name, *v);
   }
+  return true;
+}
+
+ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call, bool as_statement) {
+  if (!can_inline(fn, call)) return error_value(call.range);
+  auto arg_error = [&](SourceRange where, const std::string& param, const std::string& why) {
+    diags_.emit(DiagnosticKind::BadFunctionArgument, where, {param, fn.name, why});
+    return error_value(call.range);
+  };
+
+  std::vector<InlineArg> args(fn.params.size());
+  std::vector<std::pair<std::string, std::int64_t>> named_consts;
+  if (!call_arguments(fn, call, args, named_consts)) return error_value(call.range);
 
   // ---- the function's scope: built-ins, then its own names ------------------------------
   std::vector<std::map<std::string, Entity>> caller_scopes = std::move(scopes_);
@@ -258,7 +270,15 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
     }
     declare(p.name, e);
   }
-  // What is still unbound takes its default, or cannot be inferred.
+  if (!bind_defaults(fn, call, pending)) return error_value(call.range);
+  return inline_body(fn, call, as_statement);
+}
+
+// What is still unbound takes its default, or cannot be inferred (false after a
+// diagnostic).
+bool KernelChecker::bind_defaults(const ast::Kernel& fn, const ast::Expr& call,
+                                  const std::map<std::string, const ast::ConstParam*>& pending) {
+  auto is_pending = [&](const std::string& name) { return pending.count(name) > 0; };
   for (const ast::ConstParam& c : fn.consts) {
     if (!is_pending(c.name)) continue;
     if (c.is_type && c.default_type) {
@@ -267,15 +287,19 @@ ValuePtr KernelChecker::inline_call(const ast::Kernel& fn, const ast::Expr& call
       declare(c.name, e);
     } else if (!c.is_type && c.default_value) {
       auto v = const_int(*c.default_value, "the default of '" + c.name + "'");
-      if (!v) return error_value(call.range);
+      if (!v) return false;
       declare(c.name, Entity{EntityKind::Const, -1, *v, Builtin::rank, c.range});
     } else {
       diags_.emit(DiagnosticKind::CannotInferParameter, call.name_range, {c.name, fn.name});
-      return error_value(call.range);
+      return false;
     }
   }
+  return true;
+}
 
-  // ---- the body ---------------------------------------------------------------------
+// The body of `fn`, checked into the statements being built, in the scope the call set
+// up; the value of its final `return`.
+ValuePtr KernelChecker::inline_body(const ast::Kernel& fn, const ast::Expr& call, bool as_statement) {
   if (const ast::Stmt* r = misplaced_return(fn.body, true)) {
     diags_.emit(DiagnosticKind::ReturnNotLast, r->range);
     return error_value(call.range);

@@ -36,58 +36,8 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
   } into{stmts_, stmts_};
   stmts_ = &out;
   switch (s.kind) {
-    case StmtKind::Let: {
-      ValuePtr v = expr(*s.value);
-      if (v->type.kind == TypeKind::Void) return;
-      const int var = new_var(s.name, v->type, true);
-      out_.vars[static_cast<std::size_t>(var)].error = v->error;
-      declare(s.name, Entity{EntityKind::Var, var, 0, Builtin::rank, s.name_range});
-      auto st = new_stmt(tir::StmtKind::Let, s.range);
-      st->var = var;
-      st->value = v;
-      out.push_back(std::move(st));
-      return;
-    }
-    case StmtKind::Assign: {
-      const Entity* ent = lookup(s.name);
-      ValuePtr v = expr(*s.value);
-      if (!ent) {
-        diags_.emit(DiagnosticKind::UnknownName, s.name_range, {s.name});
-        return;
-      }
-      if (ent->kind != EntityKind::Var || !out_.vars[static_cast<std::size_t>(ent->index)].mutable_) {
-        diags_.emit(DiagnosticKind::AssignToImmutable, s.name_range, {s.name});
-        return;
-      }
-      const Type target = out_.vars[static_cast<std::size_t>(ent->index)].type;
-      if (s.assign_op != TokenKind::Eq) {
-        auto cur = make(ValueKind::VarRef, target, s.name_range);
-        cur->var = ent->index;
-        if (v->type.elem != target.elem) v = coerce(v, target.elem, s.value->range);
-        auto bin = make(ValueKind::Binary, target, s.range);
-        bin->binop = s.assign_op == TokenKind::PlusEq    ? BinOp::add
-                     : s.assign_op == TokenKind::MinusEq ? BinOp::sub
-                     : s.assign_op == TokenKind::StarEq  ? BinOp::mul
-                                                         : BinOp::div;
-        bin->operands = {cur, v};
-        v = bin;
-      } else if (v->type.elem != target.elem) {
-        v = coerce(v, target.elem, s.value->range);
-      }
-      if (v->type.kind != target.kind || (target.is_tile() && v->type.is_tile() && v->type.size != target.size)) {
-        if (target.is_tile() && v->type.is_tile()) {
-          diags_.emit(DiagnosticKind::TileShapeMismatch, s.range, {std::to_string(target.size), std::to_string(v->type.size)});
-        } else if (!(target.is_tile() && v->type.is_scalar())) {
-          diags_.emit(DiagnosticKind::TypeMismatch, s.range, {type_name(target), type_name(v->type), ""});
-        }
-        if (!(target.is_tile() && v->type.is_scalar())) return;
-      }
-      auto st = new_stmt(tir::StmtKind::Assign, s.range);
-      st->var = ent->index;
-      st->value = v;
-      out.push_back(std::move(st));
-      return;
-    }
+    case StmtKind::Let: return stmt_let(s, out);
+    case StmtKind::Assign: return stmt_assign(s, out);
     case StmtKind::Expr: {
       if (s.value->kind == ast::ExprKind::Call) {
         call(*s.value, true, &out);
@@ -96,22 +46,7 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
       }
       return;
     }
-    case StmtKind::If: {
-      ValuePtr c = expr(*s.cond);
-      if (!c->type.is_scalar() || c->type.elem != ScalarType::boolean) {
-        diags_.emit(DiagnosticKind::ConditionNotBool, s.cond->range, {type_name(c->type)});
-      }
-      auto st = new_stmt(tir::StmtKind::If, s.range);
-      st->value = c;
-      push();
-      block(s.body, st->body, false);
-      pop();
-      push();
-      block(s.else_body, st->else_body, false);
-      pop();
-      out.push_back(std::move(st));
-      return;
-    }
+    case StmtKind::If: return stmt_if(s, out);
     case StmtKind::Role: {
       diags_.emit(DiagnosticKind::RoleOutsideKernelBody, s.range);
       return;
@@ -121,10 +56,85 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
       diags_.emit(inlining_.empty() ? DiagnosticKind::ReturnOutsideFunction : DiagnosticKind::ReturnNotLast, s.range);
       return;
     }
-    case StmtKind::For: break;
+    case StmtKind::For: return for_loop(s, out);
   }
+  (void)top_level;
+}
 
-  // ---- for loops -------------------------------------------------------------------------
+// let name = value.
+void KernelChecker::stmt_let(const ast::Stmt& s, std::vector<StmtPtr>& out) {
+  ValuePtr v = expr(*s.value);
+  if (v->type.kind == TypeKind::Void) return;
+  const int var = new_var(s.name, v->type, true);
+  out_.vars[static_cast<std::size_t>(var)].error = v->error;
+  declare(s.name, Entity{EntityKind::Var, var, 0, Builtin::rank, s.name_range});
+  auto st = new_stmt(tir::StmtKind::Let, s.range);
+  st->var = var;
+  st->value = v;
+  out.push_back(std::move(st));
+}
+
+// name = value, name op= value.
+void KernelChecker::stmt_assign(const ast::Stmt& s, std::vector<StmtPtr>& out) {
+  const Entity* ent = lookup(s.name);
+  ValuePtr v = expr(*s.value);
+  if (!ent) {
+    diags_.emit(DiagnosticKind::UnknownName, s.name_range, {s.name});
+    return;
+  }
+  if (ent->kind != EntityKind::Var || !out_.vars[static_cast<std::size_t>(ent->index)].mutable_) {
+    diags_.emit(DiagnosticKind::AssignToImmutable, s.name_range, {s.name});
+    return;
+  }
+  const Type target = out_.vars[static_cast<std::size_t>(ent->index)].type;
+  if (s.assign_op != TokenKind::Eq) {
+    auto cur = make(ValueKind::VarRef, target, s.name_range);
+    cur->var = ent->index;
+    if (v->type.elem != target.elem) v = coerce(v, target.elem, s.value->range);
+    auto bin = make(ValueKind::Binary, target, s.range);
+    bin->binop = s.assign_op == TokenKind::PlusEq    ? BinOp::add
+                 : s.assign_op == TokenKind::MinusEq ? BinOp::sub
+                 : s.assign_op == TokenKind::StarEq  ? BinOp::mul
+                                                     : BinOp::div;
+    bin->operands = {cur, v};
+    v = bin;
+  } else if (v->type.elem != target.elem) {
+    v = coerce(v, target.elem, s.value->range);
+  }
+  if (v->type.kind != target.kind || (target.is_tile() && v->type.is_tile() && v->type.size != target.size)) {
+    if (target.is_tile() && v->type.is_tile()) {
+      diags_.emit(DiagnosticKind::TileShapeMismatch, s.range, {std::to_string(target.size), std::to_string(v->type.size)});
+    } else if (!(target.is_tile() && v->type.is_scalar())) {
+      diags_.emit(DiagnosticKind::TypeMismatch, s.range, {type_name(target), type_name(v->type), ""});
+    }
+    if (!(target.is_tile() && v->type.is_scalar())) return;
+  }
+  auto st = new_stmt(tir::StmtKind::Assign, s.range);
+  st->var = ent->index;
+  st->value = v;
+  out.push_back(std::move(st));
+  return;
+}
+
+// if cond { ... } else { ... }.
+void KernelChecker::stmt_if(const ast::Stmt& s, std::vector<StmtPtr>& out) {
+  ValuePtr c = expr(*s.cond);
+  if (!c->type.is_scalar() || c->type.elem != ScalarType::boolean) {
+    diags_.emit(DiagnosticKind::ConditionNotBool, s.cond->range, {type_name(c->type)});
+  }
+  auto st = new_stmt(tir::StmtKind::If, s.range);
+  st->value = c;
+  push();
+  block(s.body, st->body, false);
+  pop();
+  push();
+  block(s.else_body, st->else_body, false);
+  pop();
+  out.push_back(std::move(st));
+}
+
+// for ... in blocks(N, B), ranks, peers, range(...), chunks(...), tiles(...).
+void KernelChecker::for_loop(const ast::Stmt& s, std::vector<StmtPtr>& out) {
   const ast::Expr& it = *s.iter;
   const std::size_t nvars = s.loop_vars.size() + (s.index_var ? 1 : 0);
   auto want_vars = [&](const char* what, std::size_t n) {
@@ -232,67 +242,7 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
     st->step = b;
     var_type = Type::range(b);
   } else if (it.kind == ast::ExprKind::Call && it.name == "tiles") {
-    // for [t,] (m, n) in tiles([M, N], [BM, BN]): row-major tiles over the programs.
-    if (s.loop_vars.size() != 2) {
-      diags_.emit(DiagnosticKind::LoopVariableCount, s.range, {"tiles([M, N], [BM, BN])", "2", std::to_string(s.loop_vars.size())});
-      return;
-    }
-    if (it.args.size() != 2 || !it.named.empty() || it.args[0]->kind != ast::ExprKind::List ||
-        it.args[1]->kind != ast::ExprKind::List || it.args[0]->args.size() != 2 || it.args[1]->args.size() != 2) {
-      diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"tiles([M, N], [BM, BN])", "2 lists of 2", std::to_string(it.args.size())});
-      return;
-    }
-    ValuePtr bounds[2];
-    std::int64_t steps[2];
-    for (int d = 0; d < 2; ++d) {
-      bounds[d] = expr(*it.args[0]->args[static_cast<std::size_t>(d)]);
-      if (bounds[d]->error) return;
-      if (!bounds[d]->type.is_scalar() || !is_integer(bounds[d]->type.elem)) {
-        diags_.emit(DiagnosticKind::TypeMismatch, it.args[0]->args[static_cast<std::size_t>(d)]->range,
-                    {type_name(bounds[d]->type), "int", " (tiles needs integer extents)"});
-        return;
-      }
-      bounds[d] = coerce(bounds[d], ScalarType::int_, it.range);
-      const ast::Expr& se = *it.args[1]->args[static_cast<std::size_t>(d)];
-      const int before = diags_.error_count();
-      ValuePtr step = expr(se);
-      if (diags_.error_count() != before) return;
-      if (step->kind != ValueKind::Const) {
-        diags_.emit(DiagnosticKind::TileSizeNotConstant, se.range, {"'" + std::string(diags_.source()->slice(se.range)) + "'"});
-        return;
-      }
-      steps[d] = step->int_value;
-      if (!power_of_two(steps[d]) || steps[d] < 16 || steps[d] > 256) {
-        diags_.emit(DiagnosticKind::TileSizeInvalid, se.range,
-                    {std::to_string(steps[d]), "2-D tile sides must be powers of two from 16 to 256"});
-        return;
-      }
-    }
-    if (steps[0] * steps[1] > 32768) {
-      diags_.emit(DiagnosticKind::TileSizeInvalid, it.args[1]->range,
-                  {std::to_string(steps[0]) + " x " + std::to_string(steps[1]), "a 2-D tile holds at most 32768 elements"});
-      return;
-    }
-    st = new_stmt(tir::StmtKind::ForTiles, s.range);
-    st->hi = bounds[0];
-    st->hi2 = bounds[1];
-    st->step = steps[0];
-    st->step2 = steps[1];
-    st->persistent = s.persistent;
-    push();
-    if (s.index_var) {
-      st->var_t = new_var(s.index_var->name, Type::scalar(ScalarType::int_), false);
-      declare(s.index_var->name, Entity{EntityKind::Var, st->var_t, 0, Builtin::rank, s.index_var->range});
-    }
-    st->var = new_var(s.loop_vars[0].name, Type::range(steps[0]), false);
-    declare(s.loop_vars[0].name, Entity{EntityKind::Var, st->var, 0, Builtin::rank, s.loop_vars[0].range});
-    st->var2 = new_var(s.loop_vars[1].name, Type::range(steps[1]), false);
-    declare(s.loop_vars[1].name, Entity{EntityKind::Var, st->var2, 0, Builtin::rank, s.loop_vars[1].range});
-    ++loop_depth_;
-    block(s.body, st->body, false);
-    --loop_depth_;
-    pop();
-    out.push_back(std::move(st));
+    for_tiles(s, out);
     return;
   } else {
     const int before = diags_.error_count();
@@ -313,7 +263,71 @@ void KernelChecker::stmt(const ast::Stmt& s, std::vector<StmtPtr>& out, bool top
   --loop_depth_;
   pop();
   out.push_back(std::move(st));
-  (void)top_level;
+}
+
+// for [t,] (m, n) in tiles([M, N], [BM, BN]): row-major tiles over the programs.
+void KernelChecker::for_tiles(const ast::Stmt& s, std::vector<StmtPtr>& out) {
+  const ast::Expr& it = *s.iter;
+  if (s.loop_vars.size() != 2) {
+    diags_.emit(DiagnosticKind::LoopVariableCount, s.range, {"tiles([M, N], [BM, BN])", "2", std::to_string(s.loop_vars.size())});
+    return;
+  }
+  if (it.args.size() != 2 || !it.named.empty() || it.args[0]->kind != ast::ExprKind::List ||
+      it.args[1]->kind != ast::ExprKind::List || it.args[0]->args.size() != 2 || it.args[1]->args.size() != 2) {
+    diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"tiles([M, N], [BM, BN])", "2 lists of 2", std::to_string(it.args.size())});
+    return;
+  }
+  ValuePtr bounds[2];
+  std::int64_t steps[2];
+  for (int d = 0; d < 2; ++d) {
+    bounds[d] = expr(*it.args[0]->args[static_cast<std::size_t>(d)]);
+    if (bounds[d]->error) return;
+    if (!bounds[d]->type.is_scalar() || !is_integer(bounds[d]->type.elem)) {
+      diags_.emit(DiagnosticKind::TypeMismatch, it.args[0]->args[static_cast<std::size_t>(d)]->range,
+                  {type_name(bounds[d]->type), "int", " (tiles needs integer extents)"});
+      return;
+    }
+    bounds[d] = coerce(bounds[d], ScalarType::int_, it.range);
+    const ast::Expr& se = *it.args[1]->args[static_cast<std::size_t>(d)];
+    const int before = diags_.error_count();
+    ValuePtr step = expr(se);
+    if (diags_.error_count() != before) return;
+    if (step->kind != ValueKind::Const) {
+      diags_.emit(DiagnosticKind::TileSizeNotConstant, se.range, {"'" + std::string(diags_.source()->slice(se.range)) + "'"});
+      return;
+    }
+    steps[d] = step->int_value;
+    if (!power_of_two(steps[d]) || steps[d] < 16 || steps[d] > 256) {
+      diags_.emit(DiagnosticKind::TileSizeInvalid, se.range,
+                  {std::to_string(steps[d]), "2-D tile sides must be powers of two from 16 to 256"});
+      return;
+    }
+  }
+  if (steps[0] * steps[1] > 32768) {
+    diags_.emit(DiagnosticKind::TileSizeInvalid, it.args[1]->range,
+                {std::to_string(steps[0]) + " x " + std::to_string(steps[1]), "a 2-D tile holds at most 32768 elements"});
+    return;
+  }
+  StmtPtr st = new_stmt(tir::StmtKind::ForTiles, s.range);
+  st->hi = bounds[0];
+  st->hi2 = bounds[1];
+  st->step = steps[0];
+  st->step2 = steps[1];
+  st->persistent = s.persistent;
+  push();
+  if (s.index_var) {
+    st->var_t = new_var(s.index_var->name, Type::scalar(ScalarType::int_), false);
+    declare(s.index_var->name, Entity{EntityKind::Var, st->var_t, 0, Builtin::rank, s.index_var->range});
+  }
+  st->var = new_var(s.loop_vars[0].name, Type::range(steps[0]), false);
+  declare(s.loop_vars[0].name, Entity{EntityKind::Var, st->var, 0, Builtin::rank, s.loop_vars[0].range});
+  st->var2 = new_var(s.loop_vars[1].name, Type::range(steps[1]), false);
+  declare(s.loop_vars[1].name, Entity{EntityKind::Var, st->var2, 0, Builtin::rank, s.loop_vars[1].range});
+  ++loop_depth_;
+  block(s.body, st->body, false);
+  --loop_depth_;
+  pop();
+  out.push_back(std::move(st));
 }
 
 }  // namespace irisc::sema

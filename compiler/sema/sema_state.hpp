@@ -122,10 +122,25 @@ class KernelChecker {
   // the statement list being built, and returns the value of its final `return` (null
   // when it has none).
   tir::ValuePtr inline_call(const ast::Kernel& fn, const ast::Expr& call, bool as_statement);
+  bool can_inline(const ast::Kernel& fn, const ast::Expr& call);
+  struct InlineArg {
+    tir::ValuePtr value;  // scalars, tiles, ranges
+    int tensor = -1;      // tensors: the kernel parameter
+  };
+  bool call_arguments(const ast::Kernel& fn, const ast::Expr& call, std::vector<InlineArg>& args,
+                      std::vector<std::pair<std::string, std::int64_t>>& named_consts);
+  bool bind_defaults(const ast::Kernel& fn, const ast::Expr& call,
+                     const std::map<std::string, const ast::ConstParam*>& pending);
+  tir::ValuePtr inline_body(const ast::Kernel& fn, const ast::Expr& call, bool as_statement);
 
   // ---- statements (check_stmt.cpp) ----------------------------------------------------
   void block(const std::vector<ast::StmtPtr>& body, std::vector<tir::StmtPtr>& out, bool top_level);
   void stmt(const ast::Stmt& s, std::vector<tir::StmtPtr>& out, bool top_level);
+  void stmt_let(const ast::Stmt& s, std::vector<tir::StmtPtr>& out);
+  void stmt_assign(const ast::Stmt& s, std::vector<tir::StmtPtr>& out);
+  void stmt_if(const ast::Stmt& s, std::vector<tir::StmtPtr>& out);
+  void for_loop(const ast::Stmt& s, std::vector<tir::StmtPtr>& out);
+  void for_tiles(const ast::Stmt& s, std::vector<tir::StmtPtr>& out);
 
   // ---- scopes ----------------------------------------------------------------------------
   void push() { scopes_.emplace_back(); }
