@@ -182,172 +182,9 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
       c->int_value = e.bool_value;
       return c;
     }
-    case ExprKind::Name: {
-      const Entity* ent = lookup(e.name);
-      if (!ent) {
-        if (poisoned_.count(e.name)) diags_.count_followup();
-        else diags_.emit(DiagnosticKind::UnknownName, e.range, {e.name});
-        return error_value(e.range);
-      }
-      switch (ent->kind) {
-        case EntityKind::Const: return int_const(ent->value, e.range);
-        case EntityKind::Size: {
-          auto v = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_), e.range);
-          v->size = ent->index;
-          return v;
-        }
-        case EntityKind::Builtin: {
-          auto v = make(ValueKind::BuiltinRef, Type::scalar(ScalarType::int_), e.range);
-          v->builtin = ent->builtin;
-          return v;
-        }
-        case EntityKind::Param: {
-          const Param& p = out_.params[static_cast<std::size_t>(ent->index)];
-          if (p.is_tensor) {
-            diags_.emit(DiagnosticKind::TensorUsedAsValue, e.range, {e.name});
-            return error_value(e.range);
-          }
-          auto v = make(ValueKind::ParamRef, Type::scalar(p.elem), e.range);
-          v->param = ent->index;
-          return v;
-        }
-        case EntityKind::Type:
-          diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"type '" + e.name + "'", "a value", ""});
-          return error_value(e.range);
-        case EntityKind::Value: {
-          // A copy of the top node: checking may rewrite a literal it is handed.
-          auto v = std::make_shared<Value>(*ent->bound);
-          v->range = e.range;
-          return v;
-        }
-        case EntityKind::Var: {
-          const tir::Var& var = out_.vars[static_cast<std::size_t>(ent->index)];
-          auto v = make(ValueKind::VarRef, var.type, e.range);
-          v->var = ent->index;
-          v->error = var.error;  // no second diagnostic for a use of a variable whose value had one
-          return v;
-        }
-      }
-      return error_value(e.range);
-    }
-    case ExprKind::Unary: {
-      ValuePtr a = expr(*e.args[0]);
-      if (a->error) return a;
-      if (a->type.kind == TypeKind::Range) {
-        diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"a range", "an operator", ""});
-        return error_value(e.range);
-      }
-      if (e.op == TokenKind::Bang) {
-        if (a->type.elem != ScalarType::boolean) {
-          diags_.emit(DiagnosticKind::TypeMismatch, e.range, {type_name(a->type), "bool", " ('!' needs a bool)"});
-          return a;
-        }
-        if (is_literal(a)) return (a->int_value = !a->int_value, a);
-        auto v = make(ValueKind::Unary, a->type, e.range);
-        v->unop = UnOp::lnot;
-        v->operands.push_back(a);
-        return v;
-      }
-      if (a->type.elem == ScalarType::boolean) {
-        diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"bool", "'-'", ""});
-        return a;
-      }
-      if (is_literal(a)) {
-        if (is_float(a->type.elem)) {
-          a->float_value = -a->float_value;
-        } else {
-          if (a->int_value == std::numeric_limits<std::int64_t>::min()) {
-            diags_.emit(DiagnosticKind::ConstantOverflow, e.range, {"negation"});
-            return error_value(e.range);
-          }
-          a->int_value = -a->int_value;
-        }
-        a->range = e.range;
-        return a;
-      }
-      auto v = make(ValueKind::Unary, a->type, e.range);
-      v->unop = UnOp::neg;
-      v->operands.push_back(a);
-      return v;
-    }
-    case ExprKind::Binary: {
-      ValuePtr a = expr(*e.args[0]);
-      ValuePtr b = expr(*e.args[1]);
-      if (a->error) return a;
-      if (b->error) return b;
-      const BinOp op = *binop_of(e.op);
-      // Range arithmetic: i + k / i - k shift a range.
-      if (a->type.kind == TypeKind::Range || b->type.kind == TypeKind::Range) {
-        if (a->type.kind == TypeKind::Range && b->type.kind == TypeKind::Scalar && is_integer(b->type.elem) &&
-            (op == BinOp::add || op == BinOp::sub)) {
-          auto v = make(ValueKind::Binary, a->type, e.range);
-          v->binop = op;
-          v->operands = {a, coerce(b, ScalarType::int_, e.args[1]->range)};
-          return v;
-        }
-        diags_.emit(DiagnosticKind::TypeMismatch, e.range,
-                    {type_name(a->type), type_name(b->type), " (a range can only be shifted by an integer: i + k)"});
-        return error_value(e.range);
-      }
-      // A zero literal divisor is an error whatever it is converted to below.
-      if ((op == BinOp::div || op == BinOp::rem) && is_literal(b) && !is_float(b->type.elem) && b->int_value == 0) {
-        diags_.emit(DiagnosticKind::DivisionByZero, e.range);
-        return error_value(e.range);
-      }
-      // Element types: literals and the index type adapt; otherwise they must agree.
-      ScalarType elem = a->type.elem;
-      if (a->type.elem == b->type.elem) {
-        elem = a->type.elem;
-      } else if (is_literal(b) || (b->type.elem == ScalarType::int_ && is_integer(a->type.elem))) {
-        elem = a->type.elem;
-        b = coerce(b, elem, e.args[1]->range);
-      } else if (is_literal(a) || (a->type.elem == ScalarType::int_ && is_integer(b->type.elem))) {
-        elem = b->type.elem;
-        a = coerce(a, elem, e.args[0]->range);
-      } else {
-        diags_.emit(DiagnosticKind::TypeMismatch, e.range,
-                    {type_name(a->type), type_name(b->type), " (convert one side with 'as')"});
-        return error_value(e.range);
-      }
-      if (a->error) return a;  // the coercion above reported why
-      if (b->error) return b;
-      if ((op == BinOp::land || op == BinOp::lor) != (elem == ScalarType::boolean)) {
-        diags_.emit(DiagnosticKind::TypeMismatch, e.range,
-                    {type_name(a->type), type_name(b->type),
-                     op == BinOp::land || op == BinOp::lor ? " ('&&' and '||' need bools)" : " (arithmetic needs numbers)"});
-        return error_value(e.range);
-      }
-      if (is_int_only(op) && is_float(elem)) {
-        diags_.emit(DiagnosticKind::IntegerOpOnFloat, e.range, {token_kind_spelling(e.op), ast::scalar_type_name(elem)});
-        return error_value(e.range);
-      }
-      if (a->type.is_tile() && b->type.is_tile() && !same_shape(a->type, b->type)) {
-        diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(a->type), shape_text(b->type)});
-        return error_value(e.range);
-      }
-      Type t = a->type.is_tile() ? a->type : b->type;
-      t.elem = is_compare(op) ? ScalarType::boolean : elem;
-      if ((op == BinOp::div || op == BinOp::rem) && is_literal(b) && is_integer(elem) && b->int_value == 0) {
-        diags_.emit(DiagnosticKind::DivisionByZero, e.range);
-        return error_value(e.range);
-      }
-      if (is_literal(a) && is_literal(b) && is_integer(elem) && elem != ScalarType::u64) {
-        std::int64_t r = 0;
-        bool div0 = false;
-        if (!fold(op, a->int_value, b->int_value, &r, &div0)) {
-          diags_.emit(div0 ? DiagnosticKind::DivisionByZero : DiagnosticKind::ConstantOverflow, e.range,
-                      {std::to_string(a->int_value) + " " + token_kind_spelling(e.op).substr(1, token_kind_spelling(e.op).size() - 2) + " " + std::to_string(b->int_value)});
-          return error_value(e.range);
-        }
-        auto c = make(ValueKind::Const, t, e.range);
-        c->int_value = r;
-        return c;
-      }
-      auto v = make(ValueKind::Binary, t, e.range);
-      v->binop = op;
-      v->operands = {a, b};
-      return v;
-    }
+    case ExprKind::Name: return expr_name(e);
+    case ExprKind::Unary: return expr_unary(e);
+    case ExprKind::Binary: return expr_binary(e);
     case ExprKind::Cast: {
       ValuePtr a = expr(*e.args[0]);
       if (a->error) return a;
@@ -385,6 +222,178 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
       return error_value(e.range);
   }
   return error_value(e.range);
+}
+
+// A name: a variable, a constant, a parameter, a built-in value.
+ValuePtr KernelChecker::expr_name(const ast::Expr& e) {
+  const Entity* ent = lookup(e.name);
+  if (!ent) {
+    if (poisoned_.count(e.name)) diags_.count_followup();
+    else diags_.emit(DiagnosticKind::UnknownName, e.range, {e.name});
+    return error_value(e.range);
+  }
+  switch (ent->kind) {
+    case EntityKind::Const: return int_const(ent->value, e.range);
+    case EntityKind::Size: {
+      auto v = make(ValueKind::SizeRef, Type::scalar(ScalarType::int_), e.range);
+      v->size = ent->index;
+      return v;
+    }
+    case EntityKind::Builtin: {
+      auto v = make(ValueKind::BuiltinRef, Type::scalar(ScalarType::int_), e.range);
+      v->builtin = ent->builtin;
+      return v;
+    }
+    case EntityKind::Param: {
+      const Param& p = out_.params[static_cast<std::size_t>(ent->index)];
+      if (p.is_tensor) {
+        diags_.emit(DiagnosticKind::TensorUsedAsValue, e.range, {e.name});
+        return error_value(e.range);
+      }
+      auto v = make(ValueKind::ParamRef, Type::scalar(p.elem), e.range);
+      v->param = ent->index;
+      return v;
+    }
+    case EntityKind::Type:
+      diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"type '" + e.name + "'", "a value", ""});
+      return error_value(e.range);
+    case EntityKind::Value: {
+      // A copy of the top node: checking may rewrite a literal it is handed.
+      auto v = std::make_shared<Value>(*ent->bound);
+      v->range = e.range;
+      return v;
+    }
+    case EntityKind::Var: {
+      const tir::Var& var = out_.vars[static_cast<std::size_t>(ent->index)];
+      auto v = make(ValueKind::VarRef, var.type, e.range);
+      v->var = ent->index;
+      v->error = var.error;  // no second diagnostic for a use of a variable whose value had one
+      return v;
+    }
+  }
+  return error_value(e.range);
+}
+
+// -x, !x.
+ValuePtr KernelChecker::expr_unary(const ast::Expr& e) {
+  ValuePtr a = expr(*e.args[0]);
+  if (a->error) return a;
+  if (a->type.kind == TypeKind::Range) {
+    diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"a range", "an operator", ""});
+    return error_value(e.range);
+  }
+  if (e.op == TokenKind::Bang) {
+    if (a->type.elem != ScalarType::boolean) {
+      diags_.emit(DiagnosticKind::TypeMismatch, e.range, {type_name(a->type), "bool", " ('!' needs a bool)"});
+      return a;
+    }
+    if (is_literal(a)) return (a->int_value = !a->int_value, a);
+    auto v = make(ValueKind::Unary, a->type, e.range);
+    v->unop = UnOp::lnot;
+    v->operands.push_back(a);
+    return v;
+  }
+  if (a->type.elem == ScalarType::boolean) {
+    diags_.emit(DiagnosticKind::TypeMismatch, e.range, {"bool", "'-'", ""});
+    return a;
+  }
+  if (is_literal(a)) {
+    if (is_float(a->type.elem)) {
+      a->float_value = -a->float_value;
+    } else {
+      if (a->int_value == std::numeric_limits<std::int64_t>::min()) {
+        diags_.emit(DiagnosticKind::ConstantOverflow, e.range, {"negation"});
+        return error_value(e.range);
+      }
+      a->int_value = -a->int_value;
+    }
+    a->range = e.range;
+    return a;
+  }
+  auto v = make(ValueKind::Unary, a->type, e.range);
+  v->unop = UnOp::neg;
+  v->operands.push_back(a);
+  return v;
+}
+
+// a op b: arithmetic, comparisons, logic, shifts.
+ValuePtr KernelChecker::expr_binary(const ast::Expr& e) {
+  ValuePtr a = expr(*e.args[0]);
+  ValuePtr b = expr(*e.args[1]);
+  if (a->error) return a;
+  if (b->error) return b;
+  const BinOp op = *binop_of(e.op);
+  // Range arithmetic: i + k / i - k shift a range.
+  if (a->type.kind == TypeKind::Range || b->type.kind == TypeKind::Range) {
+    if (a->type.kind == TypeKind::Range && b->type.kind == TypeKind::Scalar && is_integer(b->type.elem) &&
+        (op == BinOp::add || op == BinOp::sub)) {
+      auto v = make(ValueKind::Binary, a->type, e.range);
+      v->binop = op;
+      v->operands = {a, coerce(b, ScalarType::int_, e.args[1]->range)};
+      return v;
+    }
+    diags_.emit(DiagnosticKind::TypeMismatch, e.range,
+                {type_name(a->type), type_name(b->type), " (a range can only be shifted by an integer: i + k)"});
+    return error_value(e.range);
+  }
+  // A zero literal divisor is an error whatever it is converted to below.
+  if ((op == BinOp::div || op == BinOp::rem) && is_literal(b) && !is_float(b->type.elem) && b->int_value == 0) {
+    diags_.emit(DiagnosticKind::DivisionByZero, e.range);
+    return error_value(e.range);
+  }
+  // Element types: literals and the index type adapt; otherwise they must agree.
+  ScalarType elem = a->type.elem;
+  if (a->type.elem == b->type.elem) {
+    elem = a->type.elem;
+  } else if (is_literal(b) || (b->type.elem == ScalarType::int_ && is_integer(a->type.elem))) {
+    elem = a->type.elem;
+    b = coerce(b, elem, e.args[1]->range);
+  } else if (is_literal(a) || (a->type.elem == ScalarType::int_ && is_integer(b->type.elem))) {
+    elem = b->type.elem;
+    a = coerce(a, elem, e.args[0]->range);
+  } else {
+    diags_.emit(DiagnosticKind::TypeMismatch, e.range,
+                {type_name(a->type), type_name(b->type), " (convert one side with 'as')"});
+    return error_value(e.range);
+  }
+  if (a->error) return a;  // the coercion above reported why
+  if (b->error) return b;
+  if ((op == BinOp::land || op == BinOp::lor) != (elem == ScalarType::boolean)) {
+    diags_.emit(DiagnosticKind::TypeMismatch, e.range,
+                {type_name(a->type), type_name(b->type),
+                 op == BinOp::land || op == BinOp::lor ? " ('&&' and '||' need bools)" : " (arithmetic needs numbers)"});
+    return error_value(e.range);
+  }
+  if (is_int_only(op) && is_float(elem)) {
+    diags_.emit(DiagnosticKind::IntegerOpOnFloat, e.range, {token_kind_spelling(e.op), ast::scalar_type_name(elem)});
+    return error_value(e.range);
+  }
+  if (a->type.is_tile() && b->type.is_tile() && !same_shape(a->type, b->type)) {
+    diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(a->type), shape_text(b->type)});
+    return error_value(e.range);
+  }
+  Type t = a->type.is_tile() ? a->type : b->type;
+  t.elem = is_compare(op) ? ScalarType::boolean : elem;
+  if ((op == BinOp::div || op == BinOp::rem) && is_literal(b) && is_integer(elem) && b->int_value == 0) {
+    diags_.emit(DiagnosticKind::DivisionByZero, e.range);
+    return error_value(e.range);
+  }
+  if (is_literal(a) && is_literal(b) && is_integer(elem) && elem != ScalarType::u64) {
+    std::int64_t r = 0;
+    bool div0 = false;
+    if (!fold(op, a->int_value, b->int_value, &r, &div0)) {
+      diags_.emit(div0 ? DiagnosticKind::DivisionByZero : DiagnosticKind::ConstantOverflow, e.range,
+                  {std::to_string(a->int_value) + " " + token_kind_spelling(e.op).substr(1, token_kind_spelling(e.op).size() - 2) + " " + std::to_string(b->int_value)});
+      return error_value(e.range);
+    }
+    auto c = make(ValueKind::Const, t, e.range);
+    c->int_value = r;
+    return c;
+  }
+  auto v = make(ValueKind::Binary, t, e.range);
+  v->binop = op;
+  v->operands = {a, b};
+  return v;
 }
 
 std::optional<std::int64_t> KernelChecker::const_int(const ast::Expr& e, const std::string& what) {
@@ -480,66 +489,9 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
     if (idxs[d]->error) return std::nullopt;
     if (idxs[d]->type.kind == TypeKind::Range) ++ranges;
   }
-  auto range_start = [&](const ValuePtr& r) {
-    auto st = make(ValueKind::RangeStart, Type::scalar(ScalarType::int_), r->range);
-    st->operands.push_back(r);
-    return st;
-  };
-  auto range_extent = [&](const ValuePtr& r) {
-    auto ex = make(ValueKind::RangeExtent, Type::scalar(ScalarType::int_), r->range);
-    ex->operands.push_back(r);
-    return ex;
-  };
   auto extent_of = [&](std::size_t d) { return p.dims[d]; };
-  auto mul_add = [&](ValuePtr a, ValuePtr m, ValuePtr b) {
-    auto mul = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
-    mul->binop = BinOp::mul;
-    mul->operands = {std::move(a), std::move(m)};
-    if (!b) return mul;
-    auto add = make(ValueKind::Binary, Type::scalar(ScalarType::int_), e.range);
-    add->binop = BinOp::add;
-    add->operands = {mul, std::move(b)};
-    return add;
-  };
   // 2-D tensors: x[m, n] (a 2-D tile), A[m, :] and B[:, n] (matmul panels).
-  if (dims == 2 && (slices > 0 || ranges == 2)) {
-    const bool r0 = !slice[0] && idxs[0]->type.kind == TypeKind::Range;
-    const bool r1 = !slice[1] && idxs[1]->type.kind == TypeKind::Range;
-    if (!((r0 && r1) || (r0 && slice[1]) || (slice[0] && r1))) {
-      diags_.emit(DiagnosticKind::BadIndex, e.range,
-                  {"this combination (a ':' slice goes with a range in the other dimension: A[m, :], B[:, n])"});
-      return std::nullopt;
-    }
-    v.ld = extent_of(1);
-    if (r0) check_range_in_extent(idxs[0], extent_of(0), base.name, 0, e.args[1]->range);
-    if (r1) check_range_in_extent(idxs[1], extent_of(1), base.name, 1, e.args[2]->range);
-    if (r0) {
-      v.rows = idxs[0]->type.size;
-      v.row_extent = range_extent(idxs[0]);
-    }
-    if (r1) {
-      v.size = idxs[1]->type.size;
-      v.extent = range_extent(idxs[1]);
-    }
-    if (gathered && !(r0 && slice[1])) {
-      diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {base.name});
-      return std::nullopt;
-    }
-    const auto zero = [&] { return int_const(0, e.range); };
-    v.index = {slice[0] ? zero() : range_start(idxs[0]), slice[1] ? zero() : range_start(idxs[1])};
-    if (slice[1]) {
-      v.slice_dim = 1;
-      v.full = extent_of(1);
-      v.offset = mul_add(range_start(idxs[0]), v.ld, nullptr);
-    } else if (slice[0]) {
-      v.slice_dim = 0;
-      v.full = extent_of(0);
-      v.offset = range_start(idxs[1]);
-    } else {
-      v.offset = mul_add(range_start(idxs[0]), v.ld, range_start(idxs[1]));
-    }
-    return v;
-  }
+  if (dims == 2 && (slices > 0 || ranges == 2)) return view_2d(e, v, p, base.name, idxs, slice);
   if (gathered) {
     diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {base.name});
     return std::nullopt;
@@ -580,10 +532,77 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
     }
     if (dims > 1) v.index.push_back(start);
     check_range_in_extent(idx, extent_of(d), base.name, d, e.args[d + 1]->range);
-    offset = offset ? mul_add(offset, extent_of(d), start) : start;
+    offset = offset ? mul_add(offset, extent_of(d), start, e.range) : start;
   }
   v.offset = offset;
   return v;
+}
+
+// The view of a 2-D tensor: x[m, n] (a 2-D tile), A[m, :] and B[:, n] (matmul panels);
+// `v` has its tensor, `idxs` and `slice` say what each index is.
+std::optional<View> KernelChecker::view_2d(const ast::Expr& e, View v, const Param& p, const std::string& tensor,
+                                           const std::vector<ValuePtr>& idxs, const std::vector<bool>& slice) {
+  auto extent_of = [&](std::size_t d) { return p.dims[d]; };
+  const bool r0 = !slice[0] && idxs[0]->type.kind == TypeKind::Range;
+  const bool r1 = !slice[1] && idxs[1]->type.kind == TypeKind::Range;
+  if (!((r0 && r1) || (r0 && slice[1]) || (slice[0] && r1))) {
+    diags_.emit(DiagnosticKind::BadIndex, e.range,
+                {"this combination (a ':' slice goes with a range in the other dimension: A[m, :], B[:, n])"});
+    return std::nullopt;
+  }
+  v.ld = extent_of(1);
+  if (r0) check_range_in_extent(idxs[0], extent_of(0), tensor, 0, e.args[1]->range);
+  if (r1) check_range_in_extent(idxs[1], extent_of(1), tensor, 1, e.args[2]->range);
+  if (r0) {
+    v.rows = idxs[0]->type.size;
+    v.row_extent = range_extent(idxs[0]);
+  }
+  if (r1) {
+    v.size = idxs[1]->type.size;
+    v.extent = range_extent(idxs[1]);
+  }
+  if (v.gathered && !(r0 && slice[1])) {
+    diags_.emit(DiagnosticKind::GatheredNotAPanel, e.range, {tensor});
+    return std::nullopt;
+  }
+  const auto zero = [&] { return int_const(0, e.range); };
+  v.index = {slice[0] ? zero() : range_start(idxs[0]), slice[1] ? zero() : range_start(idxs[1])};
+  if (slice[1]) {
+    v.slice_dim = 1;
+    v.full = extent_of(1);
+    v.offset = mul_add(range_start(idxs[0]), v.ld, nullptr, e.range);
+  } else if (slice[0]) {
+    v.slice_dim = 0;
+    v.full = extent_of(0);
+    v.offset = range_start(idxs[1]);
+  } else {
+    v.offset = mul_add(range_start(idxs[0]), v.ld, range_start(idxs[1]), e.range);
+  }
+  return v;
+}
+
+// The first index and the valid count of a range, and a * m + b, as index arithmetic.
+ValuePtr KernelChecker::range_start(const ValuePtr& r) {
+  auto st = make(ValueKind::RangeStart, Type::scalar(ScalarType::int_), r->range);
+  st->operands.push_back(r);
+  return st;
+}
+
+ValuePtr KernelChecker::range_extent(const ValuePtr& r) {
+  auto ex = make(ValueKind::RangeExtent, Type::scalar(ScalarType::int_), r->range);
+  ex->operands.push_back(r);
+  return ex;
+}
+
+ValuePtr KernelChecker::mul_add(ValuePtr a, ValuePtr m, ValuePtr b, SourceRange where) {
+  auto mul = make(ValueKind::Binary, Type::scalar(ScalarType::int_), where);
+  mul->binop = BinOp::mul;
+  mul->operands = {std::move(a), std::move(m)};
+  if (!b) return mul;
+  auto add = make(ValueKind::Binary, Type::scalar(ScalarType::int_), where);
+  add->binop = BinOp::add;
+  add->operands = {mul, std::move(b)};
+  return add;
 }
 
 const ast::Expr* KernelChecker::named(const ast::Expr& call, const char* name) const {

@@ -137,112 +137,8 @@ void KernelChecker::run() {
     scopes_.back().emplace(n, Entity{EntityKind::Builtin, -1, 0, b, {}});
   }
   push();
-  // Compile-time parameters: -D overrides, else the default.
-  for (const ast::ConstParam& c : k_.consts) {
-    const auto d = opts_.defines.find(c.name);
-    if (c.is_type) {
-      Entity e{EntityKind::Type, -1, 0, Builtin::rank, c.range};
-      if (d != opts_.defines.end()) {
-        auto t = defined_type(d->second);
-        if (!t) {
-          diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "a type parameter", "a type name, as in -D" + c.name + "=bf16"});
-          poisoned_.insert(c.name);
-          continue;
-        }
-        e.type = *t;
-      } else if (!c.default_type) {
-        diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=<type>; it"});
-        poisoned_.insert(c.name);
-        continue;
-      } else {
-        e.type = resolve(*c.default_type);
-      }
-      declare(c.name, e);
-      continue;
-    }
-    if (!is_integer(resolve(c.type))) {
-      diags_.emit(DiagnosticKind::TypeMismatch, c.type.range, {c.type.spelling(), "int", " (compile-time parameters are integers or types)"});
-      poisoned_.insert(c.name);
-      continue;
-    }
-    std::int64_t value = 0;
-    if (d != opts_.defines.end()) {
-      if (defined_type(d->second)) {
-        diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "an integer parameter", "an integer"});
-        poisoned_.insert(c.name);
-        continue;
-      }
-      value = d->second;
-      if (c.default_value) const_int(*c.default_value, "the default of '" + c.name + "'");
-    } else if (!c.default_value) {
-      diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=...; it"});
-      poisoned_.insert(c.name);
-      continue;
-    } else if (auto v = const_int(*c.default_value, "the default of '" + c.name + "'")) {
-      value = *v;
-    } else {
-      poisoned_.insert(c.name);
-      continue;
-    }
-    if (declare(c.name, Entity{EntityKind::Const, -1, value, Builtin::rank, c.range})) {
-      out_.constants.emplace_back(c.name, value);
-    }
-  }
-  // Parameters. Bare names in tensor extents introduce size symbols first, so that
-  // `dst: tensor<f32>[N * world]` may use an N bound by another tensor.
-  for (const ast::Param& p : k_.params) {
-    if (!p.is_tensor) continue;
-    for (const ast::ExprPtr& d : p.dims) {
-      if (d->kind == ast::ExprKind::Name && !lookup(d->name)) {
-        declare(d->name, Entity{EntityKind::Size, static_cast<int>(out_.size_symbols.size()), 0, Builtin::rank, d->range});
-        out_.size_symbols.push_back(d->name);
-      }
-    }
-  }
-  for (const ast::Param& p : k_.params) {
-    Param tp;
-    tp.name = p.name;
-    tp.range = p.range;
-    tp.is_tensor = p.is_tensor;
-    tp.symmetric = p.symmetric;
-    if (p.is_tile || p.is_range) {
-      diags_.emit(DiagnosticKind::ParamKindNotForKernel, p.range, {p.name, p.is_tile ? "a tile" : "a range"});
-      continue;
-    }
-    tp.elem = resolve(p.type);
-    if (p.is_tensor) {
-      for (const ast::ExprPtr& d : p.dims) {
-        std::vector<const ast::Expr*> names;
-        collect_names(*d, names);
-        bool unbound = false;
-        for (const ast::Expr* n : names) {
-          if (!lookup(n->name)) {
-            diags_.emit(DiagnosticKind::UnboundSize, n->range, {n->name});
-            unbound = true;
-          }
-        }
-        if (unbound) {
-          tp.dims.push_back(int_const(0, d->range));
-          continue;
-        }
-        ValuePtr v = expr(*d);
-        if (v->error || not_at_launch(*v, LaunchUse::extent)) {
-          if (!v->error) {
-            diags_.emit(DiagnosticKind::NotConstant, d->range,
-                        {"a tensor extent (built from sizes, compile-time parameters and world)"});
-          }
-          tp.dims.push_back(int_const(0, d->range));
-        } else {
-          tp.dims.push_back(v);
-        }
-      }
-    } else if (tp.elem == ScalarType::int_) {
-      tp.elem = ScalarType::i64;
-    }
-    const int index = static_cast<int>(out_.params.size());
-    out_.params.push_back(std::move(tp));
-    declare(p.name, Entity{EntityKind::Param, index, 0, Builtin::rank, p.range});
-  }
+  define_consts();
+  define_params();
 
   // What a launch can carry (the launch contract's limits): beyond them irisc would
   // write a code object no launcher loads.
@@ -326,6 +222,118 @@ void KernelChecker::run() {
   pop();
   pop();
   pop();
+}
+
+// Compile-time parameters: -D overrides, else the default.
+void KernelChecker::define_consts() {
+  for (const ast::ConstParam& c : k_.consts) {
+    const auto d = opts_.defines.find(c.name);
+    if (c.is_type) {
+      Entity e{EntityKind::Type, -1, 0, Builtin::rank, c.range};
+      if (d != opts_.defines.end()) {
+        auto t = defined_type(d->second);
+        if (!t) {
+          diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "a type parameter", "a type name, as in -D" + c.name + "=bf16"});
+          poisoned_.insert(c.name);
+          continue;
+        }
+        e.type = *t;
+      } else if (!c.default_type) {
+        diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=<type>; it"});
+        poisoned_.insert(c.name);
+        continue;
+      } else {
+        e.type = resolve(*c.default_type);
+      }
+      declare(c.name, e);
+      continue;
+    }
+    if (!is_integer(resolve(c.type))) {
+      diags_.emit(DiagnosticKind::TypeMismatch, c.type.range, {c.type.spelling(), "int", " (compile-time parameters are integers or types)"});
+      poisoned_.insert(c.name);
+      continue;
+    }
+    std::int64_t value = 0;
+    if (d != opts_.defines.end()) {
+      if (defined_type(d->second)) {
+        diags_.emit(DiagnosticKind::DefineKindMismatch, c.range, {c.name, "an integer parameter", "an integer"});
+        poisoned_.insert(c.name);
+        continue;
+      }
+      value = d->second;
+      if (c.default_value) const_int(*c.default_value, "the default of '" + c.name + "'");
+    } else if (!c.default_value) {
+      diags_.emit(DiagnosticKind::NotConstant, c.range, {"'" + c.name + "' has no default, so it must be given with -D" + c.name + "=...; it"});
+      poisoned_.insert(c.name);
+      continue;
+    } else if (auto v = const_int(*c.default_value, "the default of '" + c.name + "'")) {
+      value = *v;
+    } else {
+      poisoned_.insert(c.name);
+      continue;
+    }
+    if (declare(c.name, Entity{EntityKind::Const, -1, value, Builtin::rank, c.range})) {
+      out_.constants.emplace_back(c.name, value);
+    }
+  }
+}
+
+// Parameters. Bare names in tensor extents introduce size symbols first, so that
+// `dst: tensor<f32>[N * world]` may use an N bound by another tensor.
+void KernelChecker::define_params() {
+  for (const ast::Param& p : k_.params) {
+    if (!p.is_tensor) continue;
+    for (const ast::ExprPtr& d : p.dims) {
+      if (d->kind == ast::ExprKind::Name && !lookup(d->name)) {
+        declare(d->name, Entity{EntityKind::Size, static_cast<int>(out_.size_symbols.size()), 0, Builtin::rank, d->range});
+        out_.size_symbols.push_back(d->name);
+      }
+    }
+  }
+  for (const ast::Param& p : k_.params) {
+    Param tp;
+    tp.name = p.name;
+    tp.range = p.range;
+    tp.is_tensor = p.is_tensor;
+    tp.symmetric = p.symmetric;
+    if (p.is_tile || p.is_range) {
+      diags_.emit(DiagnosticKind::ParamKindNotForKernel, p.range, {p.name, p.is_tile ? "a tile" : "a range"});
+      continue;
+    }
+    tp.elem = resolve(p.type);
+    if (p.is_tensor) {
+      for (const ast::ExprPtr& d : p.dims) {
+        std::vector<const ast::Expr*> names;
+        collect_names(*d, names);
+        bool unbound = false;
+        for (const ast::Expr* n : names) {
+          if (!lookup(n->name)) {
+            diags_.emit(DiagnosticKind::UnboundSize, n->range, {n->name});
+            unbound = true;
+          }
+        }
+        if (unbound) {
+          tp.dims.push_back(int_const(0, d->range));
+          continue;
+        }
+        ValuePtr v = expr(*d);
+        if (v->error || not_at_launch(*v, LaunchUse::extent)) {
+          if (!v->error) {
+            diags_.emit(DiagnosticKind::NotConstant, d->range,
+                        {"a tensor extent (built from sizes, compile-time parameters and world)"});
+          }
+          tp.dims.push_back(int_const(0, d->range));
+        } else {
+          tp.dims.push_back(v);
+        }
+      }
+    } else if (tp.elem == ScalarType::int_) {
+      tp.elem = ScalarType::i64;
+    }
+    const int index = static_cast<int>(out_.params.size());
+    out_.params.push_back(std::move(tp));
+    declare(p.name, Entity{EntityKind::Param, index, 0, Builtin::rank, p.range});
+  }
 }
 
 // Programs one SM of any target holds at most (sm_80 and sm_90: 32 resident blocks).

@@ -46,12 +46,17 @@ class KernelChecker {
       : k_(k), opts_(opts), functions_(functions), diags_(diags), out_(out) {}
 
   void run();
+  void define_consts();  // the kernel's compile-time parameters (sema.cpp)
+  void define_params();  // its parameters and size symbols
   // Roles wait on each other, so all their programs must be resident at once: reports
   // counts that exceed what any GPU holds (kMaxProgramsPerSm per SM) at some SM count.
   void roles_fit(const std::vector<const ast::Stmt*>& roles);
 
   // ---- expressions (check_expr.cpp) -------------------------------------------------
   tir::ValuePtr expr(const ast::Expr& e);
+  tir::ValuePtr expr_name(const ast::Expr& e);
+  tir::ValuePtr expr_unary(const ast::Expr& e);
+  tir::ValuePtr expr_binary(const ast::Expr& e);
   // A compile-time integer, or nullopt after a diagnostic naming `what`.
   std::optional<std::int64_t> const_int(const ast::Expr& e, const std::string& what);
   // A tensor view x[...]; nullopt after a diagnostic. `what` names the operation.
@@ -59,6 +64,11 @@ class KernelChecker {
   std::optional<tir::View> view(const ast::Expr& e, const std::string& what, bool gathered = false);
   // False (after a diagnostic) for a matmul panel used anywhere else.
   bool plain_view(const tir::View& v, SourceRange where);
+  std::optional<tir::View> view_2d(const ast::Expr& e, tir::View v, const tir::Param& p, const std::string& tensor,
+                                   const std::vector<tir::ValuePtr>& idxs, const std::vector<bool>& slice);
+  tir::ValuePtr range_start(const tir::ValuePtr& r);
+  tir::ValuePtr range_extent(const tir::ValuePtr& r);
+  tir::ValuePtr mul_add(tir::ValuePtr a, tir::ValuePtr m, tir::ValuePtr b, SourceRange where);
   // `to:`/`from:` rank of an RMA op on view's tensor; null when absent.
   tir::ValuePtr rank_arg(const ast::Expr& call, const char* which, const tir::View& v);
   tir::Order order_arg(const ast::Expr& call, tir::Order dflt);
