@@ -41,6 +41,8 @@ enum class ExprKind : std::uint8_t {
   Cast,      // x as f32        (args[0], type_arg)
   List,      // [M, N]          (args)
   Slice,     // `:` as an index: the whole extent of that dimension
+  Comprehension,  // v for r in ranks, as a call's only argument (args[0] = v, args[1] = the
+                  // iterable; name = r): wait(all(flag[r] >= e for r in ranks))
 };
 
 struct Expr;

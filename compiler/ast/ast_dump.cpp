@@ -39,6 +39,7 @@ class Dumper {
       case ExprKind::Cast: line(d, "Cast " + e.type_arg->spelling(), e.range); break;
       case ExprKind::List: line(d, "List", e.range); break;
       case ExprKind::Slice: line(d, "Slice", e.range); break;
+      case ExprKind::Comprehension: line(d, "Comprehension " + e.name, e.range); break;
     }
     for (const ExprPtr& a : e.args) expr(*a, d + 1);
     for (const NamedArg& n : e.named) {

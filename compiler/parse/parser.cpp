@@ -699,12 +699,30 @@ class Parser {
           e->named.push_back(std::move(n));
         } else {
           e->args.push_back(expr());
+          if (at(TokenKind::For)) e->args.back() = comprehension(std::move(e->args.back()));
         }
       } while (accept(TokenKind::Comma));
     }
     expect(TokenKind::RParen);
     e->range = from(t.range);
     return e;
+  }
+
+  // `value for name in iterable`, after its value: one argument of a call.
+  ExprPtr comprehension(ExprPtr value) {
+    auto c = make_expr(ExprKind::Comprehension, value->range);
+    advance();  // 'for'
+    if (!at(TokenKind::Identifier)) {
+      expect(TokenKind::Identifier);
+      return value;
+    }
+    c->name = std::string(toks_.text(peek()));
+    c->name_range = advance().range;
+    expect(TokenKind::In);
+    c->args.push_back(std::move(value));
+    c->args.push_back(expr());
+    c->range = from(c->args[0]->range);
+    return c;
   }
 
   const TokenBuffer& toks_;

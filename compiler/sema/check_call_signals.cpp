@@ -72,6 +72,7 @@ KernelChecker::Called KernelChecker::builtin_wait(const CallSite& site) {
     diags_.emit(DiagnosticKind::WaitOnRemote, f->range);
     return {no_value(site), true};
   }
+  if (e.args[0]->kind == ast::ExprKind::Call && e.args[0]->name == "all") return {wait_all(site), true};
   const ast::Expr& c = *e.args[0];
   static const std::pair<TokenKind, Cmp> cmps[] = {{TokenKind::EqEq, Cmp::eq}, {TokenKind::NotEq, Cmp::ne},
                                                    {TokenKind::Greater, Cmp::gt}, {TokenKind::GreaterEq, Cmp::ge},
@@ -104,6 +105,59 @@ KernelChecker::Called KernelChecker::builtin_wait(const CallSite& site) {
   if (!as_statement) return {no_value(site), true};
   stmts->push_back(std::move(s));
   return {nullptr, true};
+}
+
+namespace {
+
+ast::ExprPtr clone(const ast::Expr& e) {
+  auto c = std::make_unique<ast::Expr>();
+  c->kind = e.kind;
+  c->range = e.range;
+  c->int_value = e.int_value;
+  c->float_value = e.float_value;
+  c->bool_value = e.bool_value;
+  c->name = e.name;
+  c->name_range = e.name_range;
+  c->op = e.op;
+  c->type_arg = e.type_arg;
+  for (const ast::ExprPtr& a : e.args) c->args.push_back(clone(*a));
+  for (const ast::NamedArg& n : e.named) c->named.push_back(ast::NamedArg{n.name, n.name_range, clone(*n.value)});
+  return c;
+}
+
+}  // namespace
+
+// wait(all(flag[r] <cmp> v for r in ranks), order:, scope:): until every flag holds, as
+// the loop `for r in ranks { wait(flag[r] <cmp> v, order:, scope:); }` written out,
+// which the generated code polls at once (a thread per iteration).
+ValuePtr KernelChecker::wait_all(const CallSite& site) {
+  const ast::Expr& e = site.e;
+  const ast::Expr& all = *e.args[0];
+  if (all.args.size() != 1 || !all.named.empty() || all.args[0]->kind != ast::ExprKind::Comprehension) {
+    diags_.emit(DiagnosticKind::WaitNeedsComparison, all.range);
+    return no_value(site);
+  }
+  if (!site.as_statement) return no_value(site);
+  const ast::Expr& comp = *all.args[0];
+  auto wait = std::make_unique<ast::Expr>();
+  wait->kind = ast::ExprKind::Call;
+  wait->range = e.range;
+  wait->name = e.name;
+  wait->name_range = e.name_range;
+  wait->args.push_back(clone(*comp.args[0]));
+  for (const ast::NamedArg& n : e.named) wait->named.push_back(ast::NamedArg{n.name, n.name_range, clone(*n.value)});
+  auto body = std::make_unique<ast::Stmt>();
+  body->kind = ast::StmtKind::Expr;
+  body->range = e.range;
+  body->value = std::move(wait);
+  ast::Stmt loop;
+  loop.kind = ast::StmtKind::For;
+  loop.range = e.range;
+  loop.iter = clone(*comp.args[1]);
+  loop.loop_vars.push_back(ast::LoopVar{comp.name, comp.name_range});
+  loop.body.push_back(std::move(body));
+  stmt(loop, *site.stmts, false);
+  return nullptr;
 }
 
 }  // namespace irisc::sema

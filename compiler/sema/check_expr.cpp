@@ -217,6 +217,9 @@ ValuePtr KernelChecker::expr(const ast::Expr& e) {
     case ExprKind::List:
       diags_.emit(DiagnosticKind::NotIterable, e.range, {"a list"});
       return error_value(e.range);
+    case ExprKind::Comprehension:
+      diags_.emit(DiagnosticKind::MisplacedComprehension, e.range, {"'" + std::string(diags_.source()->slice(e.range)) + "'"});
+      return error_value(e.range);
     case ExprKind::Slice:
       diags_.emit(DiagnosticKind::BadIndex, e.range, {"':' outside an index"});
       return error_value(e.range);

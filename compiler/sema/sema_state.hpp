@@ -106,6 +106,7 @@ class KernelChecker {
   Called builtin_signal(const CallSite& c);   // check_call_signals.cpp
   Called builtin_fence(const CallSite& c);
   Called builtin_wait(const CallSite& c);
+  tir::ValuePtr wait_all(const CallSite& c);  // wait(all(... for r in ...))
   Called builtin_fill(const CallSite& c);     // fill, zeros, ones (check_call_tiles.cpp)
   Called builtin_index(const CallSite& c);
   Called builtin_range_bound(const CallSite& c);  // start, extent

@@ -52,6 +52,34 @@ TEST_P(IriscLaunch, PersistentGridIsOneResidentWave) {
   });
 }
 
+// wait(all(flag[r] >= e for r in ranks)): every rank tells every rank its call number,
+// then waits for all of them (a loop of waits, polled at once), three calls in a row.
+const char* kMeet = R"(
+kernel meet(flags: symmetric tensor<u64>[W], seen: tensor<u64>[W], e: u64) {
+    for r in ranks { signal(flags[rank], e, to: r); }
+    wait(all(flags[r] >= e for r in ranks));
+    if program == 0 {
+        for r in ranks { store(seen[r], load(flags[r])); }
+    }
+}
+)";
+
+TEST_P(IriscLaunch, WaitForAllOfAComprehension) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kMeet, "meet.iris");
+    const auto w = static_cast<std::size_t>(ctx.world());
+    auto flags = ctx.zeros<std::uint64_t>(w);
+    auto seen = ctx.zeros<std::uint64_t>(w);
+    ctx.barrier();
+    for (std::int64_t e = 1; e <= 3; ++e) {
+      p.launch("meet", {flags, seen, e});
+      ctx.synchronize();
+      for (std::uint64_t v : seen.to_host()) require(v >= static_cast<std::uint64_t>(e), "call " + std::to_string(e) + ": a flag below it");
+    }
+    ctx.barrier();
+  });
+}
+
 IRIS_GPU_SUITE(IriscLaunch);
 
 }  // namespace
