@@ -13,8 +13,10 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <thread>
 
 #include "gpu_harness.hpp"
+#include "iris/ccl.hpp"
 
 IRIS_DECLARE_EMBEDDED(format_cubin)
 
@@ -95,6 +97,32 @@ TEST_F(Failures, WaitNobodySignalsGivesUpNamingTheFlag) {
   EXPECT_TRUE(has(e, "to be >= 1")) << e;
   EXPECT_TRUE(has(e, "IRIS_WAIT_TIMEOUT")) << e;
   EXPECT_TRUE(has(r.errors[1], "rank 0: a device wait gave up")) << r.errors[1];
+}
+
+// A collective that one rank never calls: the error names the C++ call (collective,
+// element type, count, op, algorithm), this rank's call number, and the rank that did
+// not come. Rank 1 is busy on the host meanwhile, not in a host collective, so the wait
+// times out on the host backend too instead of being reported as a deadlock.
+TEST_F(Failures, CollectiveOneRankSkipsNamesTheCallAndTheRank) {
+  const Outcome r = run_failing(2, 1.0, [](Context& ctx) {
+    auto x = ctx.ones<float>(std::size_t{1000});
+    auto y = ctx.zeros<float>(std::size_t{1000});
+    ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, ccl::Algorithm::one_shot_push, nullptr});  // sets up on both
+    ctx.synchronize();
+    ctx.barrier();
+    if (ctx.rank() == 0) {
+      ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::max, ccl::Algorithm::one_shot_push, nullptr});
+      ctx.synchronize();
+    } else {
+      std::this_thread::sleep_for(std::chrono::seconds(4));
+    }
+    ctx.barrier();
+  });
+  EXPECT_EQ(r.rc, 1);
+  const std::string& e = r.errors[0];
+  EXPECT_TRUE(has(e, "iris::ccl::all_reduce of 1000 f32 elements (max, one_shot_push), this rank's call 2")) << e;
+  EXPECT_TRUE(has(e, "it waited for rank 1's program 0")) << e;
+  EXPECT_TRUE(has(e, "every rank must make the same collective calls")) << e;
 }
 
 TEST_F(Failures, RankThatThrowsEndsItsPeersDeviceBarrier) {

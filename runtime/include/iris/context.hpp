@@ -116,6 +116,12 @@ class Context {
   // iris::Graph or anyone else); false on backends without graphs.
   bool capturing(Stream stream = nullptr) const;
 
+  // A library's words for a device wait that gave up, or that a peer's failure ended, on
+  // a flag of its own: called on this rank with the flag's address here and the value
+  // waited for; a non-empty answer goes into the error ("in iris::ccl::all_reduce of 4096
+  // bf16 elements ..., waiting for rank 1"). The collectives register one.
+  void explain_waits(std::function<std::string(const void* flag, std::uint64_t expected)> explain);
+
   // Per-context state of a library built on libiris (the collectives keep their programs
   // and buffers here): made by `make` on the first call with `key`, then returned again;
   // destroyed with the context, before its heap.

@@ -54,6 +54,10 @@ void Context::zero_async(void* ptr, std::size_t bytes, Stream stream) {
   if (bytes) backend::active().memset_async(ptr, 0, 1, bytes, stream ? stream : impl_->stream);
 }
 
+void Context::explain_waits(std::function<std::string(const void*, std::uint64_t)> explain) {
+  impl_->explainers.push_back(std::move(explain));
+}
+
 Stream Context::side_stream() {
   if (!impl_->side) impl_->side = backend::active().stream_create();
   return impl_->side;

@@ -163,14 +163,26 @@ void Context::Impl::wait_stream(StreamHandle* s) {
 
 void Context::Impl::check_control() const {
   if (__atomic_load_n(&control->fault, __ATOMIC_ACQUIRE) == 2) {
-    throw Error(describe_gave_up(boot->rank(), control->wait, heap->bytes()));
+    throw Error(describe_gave_up(boot->rank(), control->wait, heap->bytes(), explain(control->wait)));
   }
   if (__atomic_load_n(&control->abort, __ATOMIC_RELAXED) && job->failed.load()) {
     const std::string stood =
-        __atomic_load_n(&control->fault, __ATOMIC_ACQUIRE) == 3 ? describe_ended(control->wait, heap->bytes()) : "";
+        __atomic_load_n(&control->fault, __ATOMIC_ACQUIRE) == 3
+            ? describe_ended(control->wait, heap->bytes()) + explain(control->wait)
+            : "";
     throw Error("rank " + std::to_string(boot->rank()) + " stopped because " + job->why() +
                 " (this rank's device waits were ended" + stood + "; its results are not meaningful)");
   }
+}
+
+std::string Context::Impl::explain(const device::WaitFault& f) const {
+  std::string out;
+  if (f.kind == 1 || f.flag_offset >= heap->bytes()) return out;  // the device barrier; not a heap flag
+  for (const auto& x : explainers) {
+    const std::string why = x(heap->local_base() + f.flag_offset, f.expected);
+    if (!why.empty()) out += " (" + why + ")";
+  }
+  return out;
 }
 
 void Context::Impl::mark_stuck(const std::string& why) {

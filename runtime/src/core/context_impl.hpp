@@ -57,6 +57,9 @@ struct Context::Impl {
   // else empty: the context works, and each feature that needs one of them says this.
   std::string runtime_missing;
   std::map<std::string, std::shared_ptr<void>> attachments;  // Context::attachment
+  // Context::explain_waits: libraries' words for waits on their flags.
+  std::vector<std::function<std::string(const void*, std::uint64_t)>> explainers;
+  std::string explain(const device::WaitFault& f) const;
   StreamHandle* side = nullptr;   // Context::side_stream, made on first use
   EventHandle* order_event = nullptr;  // Context::order's, made on first use
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];

@@ -42,7 +42,7 @@ std::string seconds_text(double seconds) {
   return buf;
 }
 
-std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t heap_bytes) {
+std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t heap_bytes, const std::string& note) {
   const std::string who = "rank " + std::to_string(rank);
   const std::string after = seconds_text(static_cast<double>(f.waited_ns) * 1e-9);
   if (f.kind == 1) {
@@ -57,7 +57,7 @@ std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t h
                   std::to_string(f.block) + " thread " + std::to_string(f.thread) + " waited for " +
                   flag_text(f, heap_bytes) + " (" + std::to_string(f.width * 8) + "-bit) to be " + cmp_text(f.cmp) +
                   " " + std::to_string(f.expected) + setter_text(f);
-  m += ", but it is " + std::to_string(f.seen) + ". Check that ";
+  m += ", but it is " + std::to_string(f.seen) + note + ". Check that ";
   m += f.peer >= 0 ? "rank " + std::to_string(f.peer) : std::string("a peer");
   m += " signals this flag with a value that satisfies the wait, or raise the timeout (Options::wait_timeout, "
        "IRIS_WAIT_TIMEOUT; 0 waits forever)";

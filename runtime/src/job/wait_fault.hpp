@@ -13,7 +13,9 @@ namespace iris {
 std::string seconds_text(double seconds);
 
 // The error for fault 2: rank `rank`'s wait gave up, what it waited for and what to check.
-std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t heap_bytes);
+// `note`: what a library said of the flag (Context::explain_waits), " (...)" or "".
+std::string describe_gave_up(int rank, const device::WaitFault& f, std::size_t heap_bytes,
+                             const std::string& note = "");
 
 // For fault 3: "; it was waiting in <site> ... for <flag> to be >= 2, and it was 1",
 // appended to the error of a rank that a peer's failure stopped.

@@ -172,8 +172,24 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 // rows first, all_reduce_push.iris says why).
 constexpr std::size_t kPairedPoints = 3;
 
+// A channel's last call on this rank, and where its flags and words lie, for a wait that
+// gives up on one of them (Context::explain_waits): the error then names the call.
+struct ChannelNotes {
+  const std::uint64_t* flags = nullptr;  // kPairedPoints PMAX world flags
+  std::size_t pmax = 0;
+  const std::uint64_t* words = nullptr;  // data-and-flag words (ll), rows of row_words
+  std::size_t words_count = 0, row_words = 0, rows_per_program = 0;
+  const char* collective = "";  // the last call: "all_reduce"
+  const char* how = "";         // its algorithm or route
+  DType dtype = DType::f32;
+  std::size_t count = 0;        // its elements
+  int op = -1, root = -1;       // ReduceOp, or -1; broadcast's root, or -1
+  std::uint64_t calls = 0;      // this rank's calls on the channel
+};
+
 struct Paired {
   Instance* in = nullptr;
+  ChannelNotes* notes = nullptr;
   std::string channel;
   std::size_t B = 0;     // elements per block
   std::size_t P = 0;     // programs of this call
@@ -201,14 +217,61 @@ struct PairedMemo {
   struct Entry {
     Instance* in;
     std::uint64_t* counters;
+    ChannelNotes* notes;
   };
   std::map<PairedKey, Entry> known;
+  std::map<std::string, ChannelNotes> channels;  // by channel (node addresses stay put)
+  int world = 1;
+
+  // What a wait on one of the channels' flags or words was part of.
+  std::string explain(const void* where) const {
+    const auto* w = static_cast<const std::uint64_t*>(where);
+    for (const auto& [channel, n] : channels) {
+      std::string peer;
+      const std::size_t W = static_cast<std::size_t>(world);
+      if (n.flags && w >= n.flags && w < n.flags + kPairedPoints * n.pmax * W) {
+        const std::size_t i = static_cast<std::size_t>(w - n.flags);
+        peer = "rank " + std::to_string(i % W) + "'s program " + std::to_string(i % (n.pmax * W) / W);
+      } else if (n.words && w >= n.words && w < n.words + n.words_count && n.row_words && n.rows_per_program) {
+        const std::size_t row = static_cast<std::size_t>(w - n.words) / n.row_words;
+        peer = n.rows_per_program == 2 * W ? "rank " + std::to_string(row % W) + "'s words" : "the root's words";
+      } else {
+        continue;
+      }
+      std::string call = std::string("iris::ccl::") + n.collective + " of " + std::to_string(n.count) + " " +
+                         std::string(dtype_name(n.dtype)) + " elements (";
+      if (n.op >= 0) call += std::string(name(static_cast<ReduceOp>(n.op))) + ", ";
+      if (n.root >= 0) call += "root " + std::to_string(n.root) + ", ";
+      call += std::string(n.how) + "), this rank's call " + std::to_string(n.calls) + " of its kernel '" + channel +
+              "': it waited for " + peer +
+              ", which had not come as far; every rank must make the same collective calls, in the same order";
+      return "in " + call;
+    }
+    return "";
+  }
 };
 
 PairedMemo& paired_memo(Context& ctx) {
-  return *static_cast<PairedMemo*>(
-      ctx.attachment("iris::ccl::paired", [] { return std::static_pointer_cast<void>(std::make_shared<PairedMemo>()); })
-          .get());
+  return *static_cast<PairedMemo*>(ctx.attachment("iris::ccl::paired", [&ctx] {
+    auto memo = std::make_shared<PairedMemo>();
+    memo->world = ctx.world();
+    PairedMemo* m = memo.get();
+    ctx.explain_waits([m](const void* flag, std::uint64_t) { return m->explain(flag); });
+    return std::static_pointer_cast<void>(memo);
+  }).get());
+}
+
+// Notes this call on its channel (ChannelNotes).
+void note_call(const Paired& pk, const char* collective, const char* how, DType dt, std::size_t count, int op = -1,
+               int root = -1) {
+  ChannelNotes& n = *pk.notes;
+  n.collective = collective;
+  n.how = how;
+  n.dtype = dt;
+  n.count = count;
+  n.op = op;
+  n.root = root;
+  ++n.calls;
 }
 
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
@@ -239,6 +302,7 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   if (auto it = memo.known.find(key); it != memo.known.end()) {
     pk.in = it->second.in;
     pk.counters = it->second.counters;
+    pk.notes = it->second.notes;
     return pk;
   }
   auto defines = type_defines(dt, reduces);
@@ -250,7 +314,10 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   pk.counters = static_cast<std::uint64_t*>(
       library::zeroed(ctx, "ccl.paired.flags." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
-  memo.known.emplace(std::move(key), PairedMemo::Entry{pk.in, pk.counters});
+  pk.notes = &memo.channels[pk.channel];
+  pk.notes->flags = pk.counters + pk.PMAX;
+  pk.notes->pmax = pk.PMAX;
+  memo.known.emplace(std::move(key), PairedMemo::Entry{pk.in, pk.counters, pk.notes});
   return pk;
 }
 
@@ -305,6 +372,7 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   args.push_back(paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
+  note_call(pk, "all_reduce", name(a), dt, n, static_cast<int>(op));
   pk.in->program.launch(pk.in->kernel, args, s);
 }
 
@@ -316,6 +384,10 @@ Arg paired_words(Context& ctx, const Paired& pk, std::size_t rows, std::size_t n
   const std::size_t all = pk.PMAX * rows, mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
   std::size_t have = 0;
   void* words = library::scratch(ctx, "ccl.paired." + pk.channel, all * mine * pk.B * 8, &have, true);
+  pk.notes->words = static_cast<const std::uint64_t*>(words);
+  pk.notes->words_count = have / 8;
+  pk.notes->row_words = have / all / 8;
+  pk.notes->rows_per_program = rows;
   return buffer(words, DType::u64, {static_cast<std::int64_t>(all), static_cast<std::int64_t>(have / all / 8)});
 }
 
@@ -354,6 +426,7 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
   const char* kernel = "all_reduce_one_shot_ll";
   const Paired pk = paired_ll(ctx, kernel, dt, programs, [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n);
+  note_call(pk, "all_reduce", "one_shot_ll", dt, n, static_cast<int>(op));
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
                          buffer(dst, dt, {len}), static_cast<std::int64_t>(op),
@@ -456,6 +529,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
     require_ll(what, dt, bytes);
     const std::string kernel = what + "_ll";
     const Paired pk = paired_ll(ctx, kernel.c_str(), dt, o.programs, blocks);
+    note_call(pk, what == "all_gather" ? "all_gather" : "all_to_all", "ll", dt, n * W);
     pk.in->program.launch(pk.in->kernel,
                           {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, 2 * W, n), pk.state()},
                           stream_of(ctx, o));
@@ -469,6 +543,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
+  note_call(pk, what == "all_gather" ? "all_gather" : "all_to_all", name(route), dt, n * W);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
@@ -490,6 +565,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
     const char* kernel = "reduce_scatter_ll";
     const Paired pk = paired_ll(ctx, kernel, dt, o.programs, [&](std::size_t B) { return ceil_div(n, B); });
     const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+    note_call(pk, "reduce_scatter", "ll", dt, n, static_cast<int>(o.op));
     pk.in->program.launch(pk.in->kernel,
                           {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                            Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
@@ -503,6 +579,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
                      [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}},
                      parts == 2 ? "reduce_scatter.staged" : "reduce_scatter");
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+  note_call(pk, "reduce_scatter", name(route), dt, n, static_cast<int>(o.op));
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                          Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
@@ -540,6 +617,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
     require_ll("broadcast", dt, n * es);
     const char* kernel = "broadcast_ll";
     const Paired pk = paired_ll(ctx, kernel, dt, o.programs, [&](std::size_t B) { return ceil_div(n, B); });
+    note_call(pk, "broadcast", "ll", dt, n, -1, root);
     pk.in->program.launch(pk.in->kernel,
                           {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, paired_words(ctx, pk, 2, n),
                            pk.state(), pk.flags(ctx)},
@@ -559,6 +637,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
+  note_call(pk, "broadcast", name(route), dt, n, -1, root);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
