@@ -117,10 +117,13 @@ class Context {
   bool capturing(Stream stream = nullptr) const;
 
   // A library's words for a device wait that gave up, or that a peer's failure ended, on
-  // a flag of its own: called on this rank with the flag's address here and the value
-  // waited for; a non-empty answer goes into the error ("in iris::ccl::all_reduce of 4096
-  // bf16 elements ..., waiting for rank 1"). The collectives register one.
-  void explain_waits(std::function<std::string(const void* flag, std::uint64_t expected)> explain);
+  // a flag of its own: called on this rank with the flag's address here, the value
+  // waited for, and `read`, which copies bytes of this rank's heap to the host (the
+  // rank's GPU work has stopped by then; false where it cannot). A non-empty answer goes
+  // into the error ("in iris::ccl::all_reduce of 4096 bf16 elements ..., waiting for
+  // rank 1"). The collectives register one.
+  using WaitRead = std::function<bool(const void* device, void* host, std::size_t bytes)>;
+  void explain_waits(std::function<std::string(const void* flag, std::uint64_t expected, const WaitRead& read)> explain);
 
   // Per-context state of a library built on libiris (the collectives keep their programs
   // and buffers here): made by `make` on the first call with `key`, then returned again;

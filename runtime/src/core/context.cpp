@@ -54,7 +54,7 @@ void Context::zero_async(void* ptr, std::size_t bytes, Stream stream) {
   if (bytes) backend::active().memset_async(ptr, 0, 1, bytes, stream ? stream : impl_->stream);
 }
 
-void Context::explain_waits(std::function<std::string(const void*, std::uint64_t)> explain) {
+void Context::explain_waits(std::function<std::string(const void*, std::uint64_t, const WaitRead&)> explain) {
   impl_->explainers.push_back(std::move(explain));
 }
 

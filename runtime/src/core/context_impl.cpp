@@ -178,8 +178,21 @@ void Context::Impl::check_control() const {
 std::string Context::Impl::explain(const device::WaitFault& f) const {
   std::string out;
   if (f.kind == 1 || f.flag_offset >= heap->bytes()) return out;  // the device barrier; not a heap flag
+  // The rank's work has stopped (the kernel that gave up ran to its end): a copy on its
+  // stream reads what the flags hold now.
+  const Context::WaitRead read = [this](const void* device, void* host, std::size_t bytes) {
+    if (!in_heap(device, bytes)) return false;
+    try {
+      auto& bk = backend::active();
+      bk.copy_async(host, device, bytes, stream);
+      bk.stream_synchronize(stream);
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
   for (const auto& x : explainers) {
-    const std::string why = x(heap->local_base() + f.flag_offset, f.expected);
+    const std::string why = x(heap->local_base() + f.flag_offset, f.expected, read);
     if (!why.empty()) out += " (" + why + ")";
   }
   return out;

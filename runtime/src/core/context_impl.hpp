@@ -58,7 +58,7 @@ struct Context::Impl {
   std::string runtime_missing;
   std::map<std::string, std::shared_ptr<void>> attachments;  // Context::attachment
   // Context::explain_waits: libraries' words for waits on their flags.
-  std::vector<std::function<std::string(const void*, std::uint64_t)>> explainers;
+  std::vector<std::function<std::string(const void*, std::uint64_t, const Context::WaitRead&)>> explainers;
   std::string explain(const device::WaitFault& f) const;
   StreamHandle* side = nullptr;   // Context::side_stream, made on first use
   EventHandle* order_event = nullptr;  // Context::order's, made on first use

@@ -224,7 +224,7 @@ struct PairedMemo {
   int world = 1;
 
   // What a wait on one of the channels' flags or words was part of.
-  std::string explain(const void* where) const {
+  std::string explain(const void* where, std::uint64_t expected, const Context::WaitRead& read) const {
     const auto* w = static_cast<const std::uint64_t*>(where);
     for (const auto& [channel, n] : channels) {
       std::string peer;
@@ -232,6 +232,17 @@ struct PairedMemo {
       if (n.flags && w >= n.flags && w < n.flags + kPairedPoints * n.pmax * W) {
         const std::size_t i = static_cast<std::size_t>(w - n.flags);
         peer = "rank " + std::to_string(i % W) + "'s program " + std::to_string(i % (n.pmax * W) / W);
+        // The same point's flags of every rank: who had come this far.
+        std::vector<std::uint64_t> seen(W);
+        if (read(n.flags + (i - i % W), seen.data(), W * sizeof(std::uint64_t))) {
+          std::string came, not_yet;
+          for (std::size_t r = 0; r < W; ++r) {
+            std::string& list = seen[r] >= expected ? came : not_yet;
+            list += (list.empty() ? "" : ", ") + std::to_string(r);
+          }
+          peer += " (ranks that had: " + (came.empty() ? std::string("none") : came) + "; had not: " +
+                  (not_yet.empty() ? std::string("none") : not_yet) + ")";
+        }
       } else if (n.words && w >= n.words && w < n.words + n.words_count && n.row_words && n.rows_per_program) {
         const std::size_t row = static_cast<std::size_t>(w - n.words) / n.row_words;
         peer = n.rows_per_program == 2 * W ? "rank " + std::to_string(row % W) + "'s words" : "the root's words";
@@ -243,8 +254,7 @@ struct PairedMemo {
       if (n.op >= 0) call += std::string(name(static_cast<ReduceOp>(n.op))) + ", ";
       if (n.root >= 0) call += "root " + std::to_string(n.root) + ", ";
       call += std::string(n.how) + "), this rank's call " + std::to_string(n.calls) + " of its kernel '" + channel +
-              "': it waited for " + peer +
-              ", which had not come as far; every rank must make the same collective calls, in the same order";
+              "': it waited for " + peer + "; every rank must make the same collective calls, in the same order";
       return "in " + call;
     }
     return "";
@@ -256,7 +266,9 @@ PairedMemo& paired_memo(Context& ctx) {
     auto memo = std::make_shared<PairedMemo>();
     memo->world = ctx.world();
     PairedMemo* m = memo.get();
-    ctx.explain_waits([m](const void* flag, std::uint64_t) { return m->explain(flag); });
+    ctx.explain_waits([m](const void* flag, std::uint64_t expected, const Context::WaitRead& read) {
+      return m->explain(flag, expected, read);
+    });
     return std::static_pointer_cast<void>(memo);
   }).get());
 }
