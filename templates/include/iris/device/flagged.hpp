@@ -110,6 +110,27 @@ IRIS_DEVICE IRIS_FORCEINLINE u64 poll_word(const Context& ctx, const u64* p, u64
   return w;
 }
 
+// Polls until each of the N words in `w` holds `flag`. A pass checks them all, then
+// `reload()` reads again the ones still late, back to back, so a pass costs one trip to
+// memory however many are late. `where(s)` is word s's address, for the report when the
+// wait gives up (as wait_until does: gives_up).
+template <int N, class Where, class Reload>
+IRIS_DEVICE IRIS_FORCEINLINE void poll_words(const Context& ctx, const u64 (&w)[N], u32 flag, const WaitSite& site,
+                                             Where where, Reload reload) {
+  u32 polls = 0;
+  u64 start = 0;
+  for (;;) {
+    int late = -1;
+#pragma unroll
+    for (int s = 0; s < N; ++s) {
+      if (static_cast<u32>(w[s] >> 32) != flag) late = s;
+    }
+    if (late < 0) return;
+    if (gives_up(ctx, ++polls, start, where(late), Cmp::eq, static_cast<u64>(flag) << 32, w[late], site)) return;
+    reload();
+  }
+}
+
 }  // namespace detail
 
 // One word: v's bits with `flag` (a scalar flagged store; the caller picks the thread).
@@ -201,26 +222,16 @@ IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u
 #pragma unroll
         for (int i = 0; i < H; ++i) iris::device::detail::word_load2(at(c, i), w[2 * (c * H + i)], w[2 * (c * H + i) + 1]);
       }
-      u32 polls = 0;
-      u64 start = 0;
-      for (;;) {
-        int late = -1;
+      iris::device::detail::poll_words(
+          ctx, w, flag, site, [&](int s) { return at(s / 2 / H, s / 2 % H) + s % 2; },
+          [&] {
 #pragma unroll
-        for (int s = 0; s < L::kPerThread; ++s) {
-          if (static_cast<u32>(w[s] >> 32) != flag) late = s;
-        }
-        if (late < 0) break;
-        if (iris::device::detail::gives_up(ctx, ++polls, start, at(late / 2 / H, late / 2 % H) + late % 2, Cmp::eq, ready,
-                                           w[late], site)) {
-          break;
-        }
-#pragma unroll
-        for (int s = 0; s < L::kPerThread; s += 2) {
-          if (static_cast<u32>(w[s] >> 32) != flag || static_cast<u32>(w[s + 1] >> 32) != flag) {
-            iris::device::detail::word_load2(at(s / 2 / H, s / 2 % H), w[s], w[s + 1]);
-          }
-        }
-      }
+            for (int s = 0; s < L::kPerThread; s += 2) {
+              if (static_cast<u32>(w[s] >> 32) != flag || static_cast<u32>(w[s + 1] >> 32) != flag) {
+                iris::device::detail::word_load2(at(s / 2 / H, s / 2 % H), w[s], w[s + 1]);
+              }
+            }
+          });
       // Lane l's pair k (its elements l V + 2 k and the next) is word pair ((l V + 2 k) %
       // 64) / 2 of access (l V) / 64.
       const int want = lane * V / 64;
@@ -251,21 +262,14 @@ IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u
     const long long e = L::elem(s);
     w[s] = e < valid ? iris::device::detail::word_load(p + e) : ready;
   }
-  u32 polls = 0;
-  u64 start = 0;
-  for (;;) {
-    int late = -1;
+  iris::device::detail::poll_words(
+      ctx, w, flag, site, [&](int s) { return p + L::elem(s); },
+      [&] {
 #pragma unroll
-    for (int s = 0; s < L::kPerThread; ++s) {
-      if (static_cast<u32>(w[s] >> 32) != flag) late = s;
-    }
-    if (late < 0) break;
-    if (iris::device::detail::gives_up(ctx, ++polls, start, p + L::elem(late), Cmp::eq, ready, w[late], site)) break;
-#pragma unroll
-    for (int s = 0; s < L::kPerThread; ++s) {
-      if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(p + L::elem(s));
-    }
-  }
+        for (int s = 0; s < L::kPerThread; ++s) {
+          if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(p + L::elem(s));
+        }
+      });
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
