@@ -42,12 +42,12 @@ State& state(Context& ctx) {
   return *static_cast<State*>(p.get());
 }
 
-// `bytes` zeroed on every rank before any rank goes on (so no peer signals into memory
-// that is still to be cleared).
+// `bytes` of the heap, zeroed on this rank's stream. Every caller then calls
+// ctx.barrier(), which waits for that stream on every rank: no peer signals into memory
+// that is still to be cleared.
 void* zeroed_heap(Context& ctx, std::size_t bytes) {
   void* p = ctx.heap_alloc(bytes);
   ctx.zero_async(p, bytes);
-  ctx.synchronize();
   return p;
 }
 
