@@ -20,7 +20,7 @@ TEST(CclChoices, AllReduceBySizeAndWorld) {
   const auto pick = [](std::size_t bytes, int world) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
   };
-  EXPECT_EQ(pick(8 * KiB, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(16 * KiB, 4), Algorithm::one_shot_push);
   EXPECT_EQ(pick(256 * KiB, 4), Algorithm::one_shot_push);
   EXPECT_EQ(pick(256 * KiB + 1, 4), Algorithm::two_shot_push);
   EXPECT_EQ(pick(256 * MiB, 8), Algorithm::two_shot_push);
@@ -43,10 +43,10 @@ TEST(CclChoices, RoutesBySize) {
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB, 2, DType::bf16), Route::staged);
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB + 1, 2, DType::bf16), Route::direct);
   EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 8 * MiB, 2, DType::bf16), Route::staged);
-  // automatic never picks what is not yet measured: data-and-flag words at 4 ranks or
-  // at one.
+  // automatic never picks what is not yet measured: data-and-flag words at one rank or
+  // past 4, and at 4 ranks past the measured crossovers.
   for (std::size_t b : {std::size_t{8}, 64 * KiB, 1 * MiB, 256 * MiB}) {
-    for (int world : {1, 4}) {
+    for (int world : {1, 8}) {
       EXPECT_NE(ccl::choose_route("all_gather", Route::automatic, b, world, DType::bf16), Route::ll);
       EXPECT_NE(ccl::choose_all_reduce(Algorithm::automatic, b, world, DType::f32, ReduceOp::sum), Algorithm::one_shot_ll);
     }
@@ -120,6 +120,22 @@ TEST(CclChoices, Names) {
   EXPECT_STREQ(ccl::name(Algorithm::one_shot_ll), "one_shot_ll");
   EXPECT_STREQ(ccl::name(Route::staged), "staged");
   EXPECT_STREQ(ccl::name(Route::ll), "ll");
+}
+
+// At 4 ranks the words pay to smaller sizes than at 2 (each rank's words go to three
+// peers): all_reduce to 8 KiB, the others to 64 KiB.
+TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
+  const auto ar = [](std::size_t bytes, int world) {
+    return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
+  };
+  EXPECT_EQ(ar(8 * KiB, 4), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(8 * KiB + 1, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(8 * KiB, 3), Algorithm::one_shot_ll);
+  for (const char* c : {"all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, 64 * KiB, 4, DType::bf16), Route::ll) << c;
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, 64 * KiB + 1, 4, DType::bf16), Route::staged) << c;
+    EXPECT_NE(ccl::choose_route(c, Route::automatic, 64 * KiB, 4, DType::i64), Route::ll) << c;
+  }
 }
 
 }  // namespace

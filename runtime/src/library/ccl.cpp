@@ -89,7 +89,7 @@ constexpr ProgramsUpTo kTwoShotPrograms[] = {
 // Where automatic sends data-and-flag words (all_reduce: one_shot_ll; the others: the ll
 // route), for types of at most 4 bytes: the largest size at which they were the faster
 // in a graph, from `iris-bench ccl --graph --dtypes bf16 --sizes 8KiB,64KiB,256KiB,1MiB
-// --algorithms one_shot_push,one_shot_ll --routes staged,ll` on 2 x H100 (2026-11-26,
+// --algorithms one_shot_push,one_shot_ll --routes staged,ll` on 2 x H100 and 4 x H100 (2026-11-26,
 // docs/performance.md), sizes as kSmallUpTo counts them. Only the worlds measured have
 // rows (world 0 would be any); at one rank there is no link to save a trip on, and the
 // staged copy stays.
@@ -99,6 +99,12 @@ constexpr SmallUpTo kLlUpTo[] = {
     {"reduce_scatter", 2, std::size_t{128} << 10},  // 128 KiB out: 5.60 us against 6.09; 512 KiB out: 11.23 against 7.80
     {"all_to_all", 2, std::size_t{256} << 10},      // 256 KiB: 5.54 us against 6.00; 1 MiB: 10.78 against 8.96
     {"broadcast", 2, std::size_t{64} << 10},        // 64 KiB: 3.26 us against staged 4.60; 256 KiB: 5.46 against 5.30
+    // 4 ranks (4 x H100, the same command with two_shot_push and direct too):
+    {"all_reduce", 4, std::size_t{8} << 10},        // 8 KiB: 4.94 us against 6.51; 64 KiB: 7.43 against 6.81
+    {"all_gather", 4, std::size_t{64} << 10},       // 64 KiB: 5.39 us against staged 6.22; 256 KiB: 7.64 against 6.95
+    {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.65 us against 7.57 (eager 8.72 against 9.38); 256 KiB out: 14.40 against 10.50
+    {"all_to_all", 4, std::size_t{64} << 10},       // 64 KiB: 6.41 us against 7.23; 256 KiB: 9.50 against 7.39
+    {"broadcast", 4, std::size_t{64} << 10},        // 64 KiB: 4.80 us against staged 6.08; 256 KiB: 12.18 against 6.60
 };
 
 // The first row of `table` for `collective` whose world covers `world`, or null.
