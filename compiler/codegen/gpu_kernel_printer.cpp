@@ -229,6 +229,16 @@ std::string GpuKernelPrinter::view_ptr(const View& v, const ValuePtr& rank, int 
   return "(iris::device::translate(ctx, " + base + ", (int)" + scalar(*rank, depth) + ") + " + off + ")";
 }
 
+// Pointer to a data-and-flag view's first word: for 16-bit values the offset counts
+// values, two to a word (sema: check_flagged.cpp), and its start is even.
+std::string GpuKernelPrinter::words_ptr(const View& v, const ValuePtr& rank, ScalarType elem, int depth) {
+  if (byte_size(elem) != 2) return view_ptr(v, rank, depth);
+  const std::string base = param_symbol(k_.params[static_cast<std::size_t>(v.param)].name);
+  const std::string off = "((" + scalar(*v.offset, depth) + ") >> 1)";
+  if (!rank) return "(" + base + " + " + off + ")";
+  return "(iris::device::translate(ctx, " + base + ", (int)" + scalar(*rank, depth) + ") + " + off + ")";
+}
+
 std::string GpuKernelPrinter::rank_or_self(const ValuePtr& rank, int depth) {
   return rank ? "(int)" + scalar(*rank, depth) : std::string("ctx.rank");
 }
@@ -355,7 +365,7 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
       return r;
     }
     case ValueKind::LoadFlagged:
-      line(depth, "iris::device::tile::load_flagged<" + L + ">(ctx, " + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
+      line(depth, "iris::device::tile::load_flagged<" + L + ">(ctx, " + r + ", " + words_ptr(v.view, nullptr, v.type.elem, depth) + ", " +
                       scalar(*v.view.extent, depth) + ", (unsigned)" + scalar(*v.operands[0], depth) +
                       ", iris::device::WaitSite{" + site_literal(v.range) + "});");
       return r;
@@ -547,7 +557,7 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       if (s.view.size) {
         const std::string L = layout(s.view.size);
         const std::string arr = store_source(*s.value, L, depth);
-        line(depth, "iris::device::tile::store_flagged<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+        line(depth, "iris::device::tile::store_flagged<" + L + ">(" + words_ptr(s.view, s.rank, s.value->type.elem, depth) + ", " + arr + ", " +
                         scalar(*s.view.extent, depth) + ", " + flag + ");");
       } else {
         const std::string x = scalar(*s.value, depth);

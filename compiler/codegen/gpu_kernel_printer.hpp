@@ -114,6 +114,7 @@ class GpuKernelPrinter : public CppPrinter {
   std::string layout_of(const Type& t) const;
   // Pointer to the view's first element on `rank` (null: this rank).
   std::string view_ptr(const View& v, const ValuePtr& rank, int depth);
+  std::string words_ptr(const tir::View& v, const tir::ValuePtr& rank, tir::ScalarType elem, int depth);
   std::string rank_or_self(const ValuePtr& rank, int depth);
   // A uniform scalar expression; may emit statements (reductions, thread-0 atomics).
   std::string scalar(const Value& v, int depth);

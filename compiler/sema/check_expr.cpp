@@ -432,7 +432,8 @@ void KernelChecker::check_range_in_extent(const ValuePtr& idx, const ValuePtr& e
                std::to_string(dim), tensor, std::string(diags_.source()->slice(extent->range))});
 }
 
-std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& what, bool gathered_ok) {
+std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& what, bool gathered_ok,
+                                        std::int64_t values_per_word) {
   if (e.kind != ast::ExprKind::Index) {
     diags_.emit(DiagnosticKind::ExpectedView, e.range, {what});
     return std::nullopt;
@@ -492,7 +493,11 @@ std::optional<View> KernelChecker::view(const ast::Expr& e, const std::string& w
     if (idxs[d]->error) return std::nullopt;
     if (idxs[d]->type.kind == TypeKind::Range) ++ranges;
   }
-  auto extent_of = [&](std::size_t d) { return p.dims[d]; };
+  auto extent_of = [&](std::size_t d) -> ValuePtr {
+    if (d + 1 != dims || values_per_word == 1) return p.dims[d];
+    if (p.dims[d]->kind == ValueKind::Const) return int_const(p.dims[d]->int_value * values_per_word, p.dims[d]->range);
+    return mul_add(p.dims[d], int_const(values_per_word, p.dims[d]->range), nullptr, p.dims[d]->range);
+  };
   // 2-D tensors: x[m, n] (a 2-D tile), A[m, :] and B[:, n] (matmul panels).
   if (dims == 2 && (slices > 0 || ranges == 2)) return view_2d(e, v, p, base.name, idxs, slice);
   if (gathered) {

@@ -1,10 +1,15 @@
-// Data-and-flag words (NCCL's LL protocol, as a language feature): a value of at most 4
-// bytes travels in the low half of a 64-bit word whose high half is a flag, written
-// with one store, so a receiver that polls the word until the flag is the one it
-// expects has the value too: no fence, no separate flag, one trip over the link.
+// Data-and-flag words (NCCL's LL protocol, as a language feature): 4 bytes of data (a
+// value of 4 bytes, or two of 2) travel in the low half of a 64-bit word whose high half
+// is a flag, written with one store, so a receiver that polls the word until the flag
+// is the one it expects has the data too: no fence, no separate flag, one trip over the
+// link.
 //
 //   store(words[j], v, to: r, flag: e);   // words: symmetric tensor<u64>, v: tile<T>
 //   let v = load<T>(words[j], flag: e);   // this rank's words; waits for the flag
+//
+// For 16-bit values the last index counts values, two to a word (values 2w and 2w + 1
+// of a row are word w): a row of M words holds 2M of them, and a view of them is a
+// tile of even size from an even start.
 #include "compiler/sema/sema_state.hpp"
 
 namespace irisc::sema {
@@ -16,7 +21,20 @@ namespace {
 // The flag: a scalar integer, converted to u64 (its low 32 bits are what goes in a word).
 bool flag_ok(const Value& v) { return v.type.is_scalar() && is_integer(v.type.elem); }
 
+// Values of T a word holds: two of a 16-bit type, else one.
+std::int64_t per_word(ScalarType t) { return byte_size(t) == 2 ? 2 : 1; }
+
 }  // namespace
+
+// 16-bit values go in pairs: the view is a tile of even size (a single one would
+// leave half a word for another store to overwrite).
+bool KernelChecker::flagged_pairs_ok(ScalarType t, std::int64_t size, SourceRange where) {
+  if (per_word(t) == 1 || (size > 0 && size % 2 == 0)) return true;
+  diags_.emit(DiagnosticKind::BadFlaggedAccess, where,
+              {"two " + std::string(ast::scalar_type_name(t)) + " values share a word, written and read whole: give a "
+               "tile of even size, not " + (size ? "a tile of " + std::to_string(size) : std::string("a single value"))});
+  return false;
+}
 
 ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
   const std::string fn = "store";
@@ -29,15 +47,7 @@ ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std
     diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {fn, "2", std::to_string(e.args.size())});
     return no_value();
   }
-  auto dst = view(*e.args[0], fn);
-  if (!dst || !plain_view(*dst, e.args[0]->range)) return no_value();
-  const Param& dp = out_.params[static_cast<std::size_t>(dst->param)];
-  if (dp.elem != ScalarType::u64 || dst->rows) {
-    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[0]->range,
-                {"a flagged store writes 64-bit words: its view must be of a tensor<u64> (one word per element), "
-                 "not " + std::string(ast::scalar_type_name(dp.elem)) + (dst->rows ? " in 2-D" : "")});
-    return no_value();
-  }
+  // The value first: its element size says how the view counts (two 16-bit values a word).
   ValuePtr value = expr(*e.args[1]);
   if (value->error) return no_value();
   if (value->type.kind != TypeKind::Scalar && value->type.kind != TypeKind::Tile) {
@@ -50,6 +60,16 @@ ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std
                  type_name(value->type)});
     return no_value();
   }
+  auto dst = view(*e.args[0], fn, false, per_word(value->type.elem));
+  if (!dst || !plain_view(*dst, e.args[0]->range)) return no_value();
+  const Param& dp = out_.params[static_cast<std::size_t>(dst->param)];
+  if (dp.elem != ScalarType::u64 || dst->rows) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[0]->range,
+                {"a flagged store writes 64-bit words: its view must be of a tensor<u64> (one word per element), "
+                 "not " + std::string(ast::scalar_type_name(dp.elem)) + (dst->rows ? " in 2-D" : "")});
+    return no_value();
+  }
+  if (!flagged_pairs_ok(value->type.elem, dst->size, e.args[0]->range)) return no_value();
   if (value->type.is_tile() && value->type.size != dst->size) {
     diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(value->type), dst->size ? shape_text(view_type(*dst, dp.elem)) : "1"});
     return no_value();
@@ -94,7 +114,13 @@ ValuePtr KernelChecker::load_flagged(const ast::Expr& e) {
     diags_.emit(DiagnosticKind::WrongArgumentCount, e.range, {fn, "1", std::to_string(e.args.size())});
     return error_value(e.range);
   }
-  auto v = view(*e.args[0], fn);
+  const ScalarType t = e.type_arg ? resolve(*e.type_arg) : ScalarType::u32;
+  if (byte_size(t) > 4 || t == ScalarType::int_) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.range,
+                {"a word carries a value of at most 4 bytes (f32, f16, bf16, i32, u32), not " + std::string(ast::scalar_type_name(t))});
+    return error_value(e.range);
+  }
+  auto v = view(*e.args[0], fn, false, per_word(t));
   if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
   const Param& p = out_.params[static_cast<std::size_t>(v->param)];
   if (p.elem != ScalarType::u64 || v->rows) {
@@ -103,12 +129,7 @@ ValuePtr KernelChecker::load_flagged(const ast::Expr& e) {
                  std::string(ast::scalar_type_name(p.elem)) + (v->rows ? " in 2-D" : "")});
     return error_value(e.range);
   }
-  const ScalarType t = e.type_arg ? resolve(*e.type_arg) : ScalarType::u32;
-  if (byte_size(t) > 4 || t == ScalarType::int_) {
-    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.range,
-                {"a word carries a value of at most 4 bytes (f32, f16, bf16, i32, u32), not " + std::string(ast::scalar_type_name(t))});
-    return error_value(e.range);
-  }
+  if (!flagged_pairs_ok(t, v->size, e.args[0]->range)) return error_value(e.range);
   const ast::Expr* f = named(e, "flag");
   ValuePtr flag = expr(*f);
   if (flag->error) return error_value(e.range);

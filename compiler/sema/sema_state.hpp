@@ -61,7 +61,10 @@ class KernelChecker {
   std::optional<std::int64_t> const_int(const ast::Expr& e, const std::string& what);
   // A tensor view x[...]; nullopt after a diagnostic. `what` names the operation.
   // `gathered`: a matmul's first operand, which may be gathered(A)[m, :].
-  std::optional<tir::View> view(const ast::Expr& e, const std::string& what, bool gathered = false);
+  // `values_per_word` > 1: the last index counts values that many to an element (16-bit
+  // values in data-and-flag words: 2), so the offset and the bounds are in values.
+  std::optional<tir::View> view(const ast::Expr& e, const std::string& what, bool gathered = false,
+                                std::int64_t values_per_word = 1);
   // False (after a diagnostic) for a matmul panel used anywhere else.
   bool plain_view(const tir::View& v, SourceRange where);
   std::optional<tir::View> view_2d(const ast::Expr& e, tir::View v, const tir::Param& p, const std::string& tensor,
@@ -120,6 +123,7 @@ class KernelChecker {
   // Data-and-flag words (check_flagged.cpp): store(..., flag: f) and load<T>(..., flag: f).
   tir::ValuePtr store_flagged(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
   tir::ValuePtr load_flagged(const ast::Expr& e);
+  bool flagged_pairs_ok(tir::ScalarType t, std::int64_t size, SourceRange where);
   // The value of `axis:` (0 or 1), or -1 after a diagnostic.
   int axis_arg(const ast::Expr& a);
   std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,

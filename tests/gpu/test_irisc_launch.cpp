@@ -80,6 +80,60 @@ TEST_P(IriscLaunch, WaitForAllOfAComprehension) {
   });
 }
 
+// Data-and-flag words of 16-bit values go two to a word (value 2w in the low 16 bits of
+// word w, 2w + 1 above it): a tile of 2048 (8 a thread, the pairs exchanged between
+// lanes) and one of 64 (64 threads: one a thread, pairs formed across neighbouring
+// threads), a ragged last tile of each (N odd), three calls in a row; the words that
+// arrive are checked bit by bit against that layout.
+const char* kPairs = R"(
+kernel pairs(src: tensor<bf16>[N], dst: tensor<bf16>[N], low: tensor<f16>[N], words: symmetric tensor<u64>[2, M], e: u64) {
+    for i in blocks(N, 2048) { store(words[0, i], load(src[i]), to: (rank + 1) % world, flag: e); }
+    for i in blocks(N, 64) { store(words[1, i], load(src[i]) as f16, to: (rank + 1) % world, flag: e); }
+    for i in blocks(N, 2048) { store(dst[i], load<bf16>(words[0, i], flag: e)); }
+    for i in blocks(N, 64) { store(low[i], load<f16>(words[1, i], flag: e)); }
+}
+)";
+
+TEST_P(IriscLaunch, SixteenBitValuesGoTwoToAWord) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kPairs, "pairs.iris");
+    constexpr std::size_t N = 1037, M = (N + 1) / 2;
+    const int w = ctx.world(), from = (ctx.rank() + w - 1) % w;
+    auto value = [](int rank, int call, std::size_t k) {
+      return static_cast<float>(static_cast<int>((k * 7 + static_cast<std::size_t>(rank) * 31 + static_cast<std::size_t>(call) * 5) % 509) - 254);
+    };
+    auto src = ctx.zeros<bfloat16>(N);
+    auto dst = ctx.zeros<bfloat16>(N);
+    auto low = ctx.zeros<half>(N);
+    auto words = ctx.zeros<std::uint64_t>(Shape{2, static_cast<std::int64_t>(M)});
+    ctx.barrier();
+    for (int call = 1; call <= 3; ++call) {
+      std::vector<bfloat16> h(N);
+      for (std::size_t k = 0; k < N; ++k) h[k] = bfloat16(value(ctx.rank(), call, k));
+      src.copy_from_host(h);
+      p.launch("pairs", {src, dst, low, words, static_cast<std::uint64_t>(call)});
+      ctx.synchronize();
+      const std::vector<bfloat16> d = dst.to_host();
+      const std::vector<half> l = low.to_host();
+      const std::vector<std::uint64_t> got = words.to_host();
+      for (std::size_t k = 0; k < N; ++k) {
+        const float want = value(from, call, k);
+        require(static_cast<float>(d[k]) == want, "call " + std::to_string(call) + ": bf16 value " + std::to_string(k) + " is " +
+                                                      std::to_string(static_cast<float>(d[k])) + ", expected " + std::to_string(want));
+        require(static_cast<float>(l[k]) == want, "call " + std::to_string(call) + ": f16 value " + std::to_string(k));
+      }
+      for (std::size_t j = 0; j < M; ++j) {
+        const std::uint64_t lo = bfloat16(value(from, call, 2 * j)).bits;
+        const std::uint64_t hi = 2 * j + 1 < N ? bfloat16(value(from, call, 2 * j + 1)).bits : 0;
+        const std::uint64_t want = (static_cast<std::uint64_t>(call) << 32) | (hi << 16) | lo;
+        require(got[j] == want, "call " + std::to_string(call) + ": word " + std::to_string(j) + " holds " + std::to_string(got[j]) +
+                                    ", expected " + std::to_string(want) + " (flag, value 2w + 1, value 2w)");
+      }
+      ctx.barrier();
+    }
+  });
+}
+
 IRIS_GPU_SUITE(IriscLaunch);
 
 }  // namespace

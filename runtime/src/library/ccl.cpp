@@ -400,13 +400,15 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
 }
 
 // The data-and-flag words of a paired kernel: PMAX * `rows` rows of a program's blocks
-// of `n` elements, a word an element, in a zeroed scratch of the channel's own (a word
-// must hold no flag before the call that writes it; a block of B elements is B words,
-// and B depends on the element size, which the channel name therefore carries).
-Arg paired_words(Context& ctx, const Paired& pk, std::size_t rows, std::size_t n) {
+// of `n` elements of type dt, a word an element (16-bit ones two to a word), in a zeroed
+// scratch of the channel's own (a word must hold no flag before the call that writes
+// it; a block of B elements is B or B / 2 words, and B depends on the element size,
+// which the channel name therefore carries).
+Arg paired_words(Context& ctx, const Paired& pk, DType dt, std::size_t rows, std::size_t n) {
   const std::size_t all = pk.PMAX * rows, mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
+  const std::size_t per_word = dtype_size(dt) == 2 ? 2 : 1;
   std::size_t have = 0;
-  void* words = library::scratch(ctx, "ccl.paired." + pk.channel, all * mine * pk.B * 8, &have, true);
+  void* words = library::scratch(ctx, "ccl.paired." + pk.channel, all * ceil_div(mine * pk.B, per_word) * 8, &have, true);
   pk.notes->words = static_cast<const std::uint64_t*>(words);
   pk.notes->words_count = have / 8;
   pk.notes->row_words = have / all / 8;
@@ -453,7 +455,7 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
                          buffer(dst, dt, {len}), static_cast<std::int64_t>(op),
-                         paired_words(ctx, pk, 2 * static_cast<std::size_t>(ctx.world()), n), pk.state()},
+                         paired_words(ctx, pk, dt, 2 * static_cast<std::size_t>(ctx.world()), n), pk.state()},
                         s);
 }
 
@@ -554,7 +556,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
     const Paired pk = paired_ll(ctx, kernel.c_str(), dt, o.programs, blocks);
     note_call(pk, what == "all_gather" ? "all_gather" : "all_to_all", "ll", dt, n * W);
     pk.in->program.launch(pk.in->kernel,
-                          {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, 2 * W, n), pk.state()},
+                          {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, dt, 2 * W, n), pk.state()},
                           stream_of(ctx, o));
     return;
   }
@@ -592,7 +594,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
     pk.in->program.launch(pk.in->kernel,
                           {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                            Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                           paired_words(ctx, pk, 2 * W, n), pk.state()},
+                           paired_words(ctx, pk, dt, 2 * W, n), pk.state()},
                           stream_of(ctx, o));
     return;
   }
@@ -642,7 +644,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
     const Paired pk = paired_ll(ctx, kernel, dt, o.programs, [&](std::size_t B) { return ceil_div(n, B); });
     note_call(pk, "broadcast", "ll", dt, n, -1, root);
     pk.in->program.launch(pk.in->kernel,
-                          {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, paired_words(ctx, pk, 2, n),
+                          {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, paired_words(ctx, pk, dt, 2, n),
                            pk.state(), pk.flags(ctx)},
                           stream_of(ctx, o));
     return;

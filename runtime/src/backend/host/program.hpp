@@ -162,6 +162,10 @@ class Program {
   };
 
   View1 view1(const tir::View& v, irisc::SourceRange r, const char* what);
+  // A data-and-flag view of values of type t: its words (offset: the first word; n:
+  // values). 16-bit values go two to a word, the view's offset counting values; its
+  // start must be even.
+  View1 words1(const tir::View& v, ScalarType t, irisc::SourceRange r, const char* what);
   View2 view2(const tir::View& v, irisc::SourceRange r, const char* what);
   void check2(int p, i64 offset, i64 ld, i64 rows, i64 cols, irisc::SourceRange r, const char* what);
 

@@ -127,6 +127,24 @@ Program::View1 Program::view1(const tir::View& v, irisc::SourceRange r, const ch
   return {offset, n};
 }
 
+Program::View1 Program::words1(const tir::View& v, ScalarType t, irisc::SourceRange r, const char* what) {
+  if (elem_bytes(t) != 2) return view1(v, r, what);
+  const i64 values = sc(*v.offset).i;
+  const i64 extent = sc(*v.extent).i;
+  const i64 n = extent < 0 ? 0 : extent < v.size ? extent : v.size;
+  if (values % 2 != 0) {
+    fail(r, std::string(what) + " " + param(v.param).name + ": 16-bit values go two to a word, so a view of them starts at "
+            "an even index, not at value " + std::to_string(values) + " of its row");
+  }
+  const i64 first = values / 2, words = (n + 1) / 2;
+  if (words > 0) {
+    check_row(v.param, first, words, r, what);
+    check(v.param, first, static_cast<__int128>(first) + words - 1, r, what,
+          [&](i64 elems) { return first < 0 ? first : std::max(first, elems); });
+  }
+  return {first, n};
+}
+
 Program::View2 Program::view2(const tir::View& v, irisc::SourceRange r, const char* what) {
   const i64 offset = sc(*v.offset).i, ld = sc(*v.ld).i;
   const i64 re = sc(*v.row_extent).i, ce = sc(*v.extent).i;

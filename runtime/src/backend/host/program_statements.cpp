@@ -73,7 +73,8 @@ std::uint64_t Program::flag_word(ScalarType t, S x, std::uint64_t flag) const {
 }
 
 S Program::flagged_value(const tir::Value& v, const char* words, i64 e, std::uint64_t flag, const std::string& where) {
-  const char* p = words + e * 8;
+  const bool pairs = elem_bytes(v.type.elem) == 2;  // two values a word: value e is half e % 2 of word e / 2
+  const char* p = words + (pairs ? e / 2 : e) * 8;
   const std::uint64_t want = flag << 32;
   // Flags only grow in a correct program (a word holds this call's flag or an older
   // one), so waiting for >= is waiting for ==; a later flag is this program's bug.
@@ -86,7 +87,7 @@ S Program::flagged_value(const tir::Value& v, const char* words, i64 e, std::uin
                       std::to_string(w >> 32) + " (element " + std::to_string(e) + " of " + param(v.view.param).name +
                       "): a later call wrote it before this one read it");
   }
-  const std::uint32_t bits = static_cast<std::uint32_t>(w);
+  const std::uint32_t bits = static_cast<std::uint32_t>(w) >> (pairs && e % 2 ? 16 : 0);
   return read(v.type.elem, &bits);
 }
 
@@ -125,15 +126,25 @@ void Program::stmt(const tir::Stmt& s) {
     case K::StoreFlagged: {
       const std::uint64_t flag = static_cast<std::uint64_t>(sc(*s.flag).i) & 0xffffffffu;
       const ScalarType t = s.value->type.elem;
-      const View1 w = view1(s.view, s.range, "a flagged store to");
+      const View1 w = words1(s.view, t, s.range, "a flagged store to");
       char* b = base(s.view.param, s.rank, s.range) + w.offset * 8;
-      const auto put = [&](i64 e, S x) {
-        if (races::enabled()) track_as(s.view.param, b + e * 8, w.offset + e, races::Access::atomic_write, s.range);
-        store_bits<std::uint64_t>(b + e * 8, flag_word(t, x, flag));
+      const auto put_word = [&](i64 k, std::uint64_t word) {
+        if (races::enabled()) track_as(s.view.param, b + k * 8, w.offset + k, races::Access::atomic_write, s.range);
+        store_bits<std::uint64_t>(b + k * 8, word);
       };
+      const auto put = [&](i64 e, S x) { put_word(e, flag_word(t, x, flag)); };
       if (s.view.size) {
         const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.size), t);
-        for (i64 e = 0; e < w.n; ++e) put(e, x[static_cast<std::size_t>(e)]);
+        if (elem_bytes(t) == 2) {
+          // Two values a word, the first in the low 16 bits; a last odd one beside 0.
+          for (i64 e = 0; e < w.n; e += 2) {
+            const std::uint64_t lo = flag_word(t, x[static_cast<std::size_t>(e)], flag) & 0xffffu;
+            const std::uint64_t hi = e + 1 < w.n ? flag_word(t, x[static_cast<std::size_t>(e + 1)], flag) & 0xffffu : 0;
+            put_word(e / 2, (flag << 32) | (hi << 16) | lo);
+          }
+        } else {
+          for (i64 e = 0; e < w.n; ++e) put(e, x[static_cast<std::size_t>(e)]);
+        }
       } else {
         put(0, sc(*s.value));
       }

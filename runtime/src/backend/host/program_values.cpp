@@ -283,13 +283,14 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
       return;
     }
     case K::LoadFlagged: {
-      const View1 w = view1(v.view, v.range, "a flagged load of");
+      const View1 w = words1(v.view, v.type.elem, v.range, "a flagged load of");
       const char* b = base(v.view.param, nullptr, v.range) + w.offset * 8;
       const std::uint64_t flag = static_cast<std::uint64_t>(sc(*v.operands[0]).i) & 0xffffffffu;
       const std::string where = site(v.range);
+      const i64 per = elem_bytes(v.type.elem) == 2 ? 2 : 1;  // values a word
       out.assign(n, S{});
       for (i64 e = 0; e < w.n; ++e) {
-        if (races::enabled()) track_as(v.view.param, b + e * 8, w.offset + e, races::Access::atomic_read, v.range);
+        if (races::enabled()) track_as(v.view.param, b + e / per * 8, w.offset + e / per, races::Access::atomic_read, v.range);
         out[static_cast<std::size_t>(e)] = flagged_value(v, b, e, flag, where);
       }
       return;

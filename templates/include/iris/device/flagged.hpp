@@ -1,9 +1,12 @@
-// Data-and-flag words (NCCL's LL protocol): a value of at most 4 bytes in the low half of
-// a 64-bit word, a flag in the high half, written with one store. A receiver polls its
-// own words until each holds the flag it expects, and then has the values: no fence and
-// no separate flag, so a message costs one trip over the link. An aligned 64-bit store
-// reaches the other side whole, so a word with the new flag has the new value.
-// irisc emits these for `store(words[j], v, to: r, flag: e)` and `load<T>(words[j], flag: e)`.
+// Data-and-flag words (NCCL's LL protocol): 4 bytes of data in the low half of a 64-bit
+// word (a value of 4 bytes, or two 16-bit values: elements 2w and 2w + 1 in word w, the
+// first in the low 16 bits), a flag in the high half, written with one store. A receiver
+// polls its own words until each holds the flag it expects, and then has the values: no
+// fence and no separate flag, so a message costs one trip over the link. An aligned
+// 64-bit store reaches the other side whole, so a word with the new flag has the new
+// values. irisc emits these for `store(words[j], v, to: r, flag: e)` and
+// `load<T>(words[j], flag: e)`; for 16-bit T the pointer is the word of the view's first
+// value (its start is even) and `valid` counts values.
 #pragma once
 
 #include "arch.hpp"
@@ -131,6 +134,12 @@ IRIS_DEVICE IRIS_FORCEINLINE void poll_words(const Context& ctx, const u64 (&w)[
   }
 }
 
+// A tile of 16-bit values as the words' 32-bit halves: pair k of a thread is its slots
+// 2k and 2k + 1, two consecutive elements (kVec even), so the pairs form a tile of half
+// the size with half the vector width, whose element w is word w.
+template <class L>
+using PairLayout = tile::Layout<L::kSize / 2, L::kThreads, L::kVec / 2>;
+
 }  // namespace detail
 
 // One word: v's bits with `flag` (a scalar flagged store; the caller picks the thread).
@@ -148,10 +157,31 @@ IRIS_DEVICE T load_flagged(const Context& ctx, const u64* p, u32 flag, WaitSite 
 namespace tile {
 
 // p[elem(s)] = word(r[s], flag) for elem(s) < valid; two words a store where whole and
-// aligned.
+// aligned. 16-bit values go two to a word (p[elem(s) / 2]).
 template <class L, class T>
 IRIS_DEVICE IRIS_FORCEINLINE void store_flagged(u64* p, const T (&r)[L::kPerThread], long long valid, u32 flag) {
   constexpr int V = L::kVec;
+  if constexpr (sizeof(T) == 2) {
+    if constexpr (V % 2 == 0) {
+      using P = iris::device::detail::PairLayout<L>;
+      u32 pairs[P::kPerThread];
+#pragma unroll
+      for (int k = 0; k < P::kPerThread; ++k) pairs[k] = iris::device::detail::pack_pair(r[2 * k], r[2 * k + 1]);
+      store_flagged<P>(p, pairs, (valid + 1) / 2, flag);
+    } else {
+      // One element a slot, thread t's beside thread t + 1's: even threads store both.
+#pragma unroll
+      for (int s = 0; s < L::kPerThread; ++s) {
+        const u32 mine = iris::device::detail::pack_pair(r[s], r[s]);
+        const u32 theirs = __shfl_xor_sync(0xffffffffu, mine, 1);
+        const long long e = L::elem(s);
+        if ((threadIdx.x & 1) == 0 && e < valid) {
+          iris::device::detail::word_store(p + e / 2, iris::device::detail::flag_word((mine & 0xffffu) | (theirs << 16), flag));
+        }
+      }
+    }
+    return;
+  }
 #if !IRIS_HIP_COMPILER
   if constexpr (iris::device::detail::kWarpWords<L>) {
     if (valid >= L::kSize && reinterpret_cast<unsigned long long>(p) % 16 == 0) {
@@ -203,6 +233,44 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_flagged(u64* p, const T (&r)[L::kPerThre
 template <class L, class T>
 IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u64* p, long long valid, u32 flag,
                               WaitSite site = {}) {
+  if constexpr (sizeof(T) == 2) {
+    // Two to a word (store_flagged's layout): the pairs' words, then each half where
+    // its element is valid.
+    if constexpr (L::kVec % 2 == 0) {
+      using P = iris::device::detail::PairLayout<L>;
+      u32 pairs[P::kPerThread];
+      load_flagged<P>(ctx, pairs, p, (valid + 1) / 2, flag, site);
+#pragma unroll
+      for (int k = 0; k < P::kPerThread; ++k) {
+        iris::device::detail::unpack_pair(pairs[k], r[2 * k], r[2 * k + 1]);
+        if (L::elem(2 * k + 1) >= valid) r[2 * k + 1] = T(0);
+      }
+    } else {
+      // One element a slot: each thread polls its element's word and takes its half.
+      u64 w[L::kPerThread];
+      const u64 ready = static_cast<u64>(flag) << 32;
+#pragma unroll
+      for (int s = 0; s < L::kPerThread; ++s) {
+        const long long e = L::elem(s);
+        w[s] = e < valid ? iris::device::detail::word_load(p + e / 2) : ready;
+      }
+      iris::device::detail::poll_words(
+          ctx, w, flag, site, [&](int s) { return p + L::elem(s) / 2; },
+          [&] {
+#pragma unroll
+            for (int s = 0; s < L::kPerThread; ++s) {
+              if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(p + L::elem(s) / 2);
+            }
+          });
+#pragma unroll
+      for (int s = 0; s < L::kPerThread; ++s) {
+        T a, b;
+        iris::device::detail::unpack_pair(static_cast<u32>(w[s]), a, b);
+        r[s] = L::elem(s) < valid ? (L::elem(s) % 2 ? b : a) : T(0);
+      }
+    }
+    return;
+  }
   u64 w[L::kPerThread];
   const u64 ready = static_cast<u64>(flag) << 32;
 #if !IRIS_HIP_COMPILER
