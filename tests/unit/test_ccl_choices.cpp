@@ -20,7 +20,7 @@ TEST(CclChoices, AllReduceBySizeAndWorld) {
   const auto pick = [](std::size_t bytes, int world) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
   };
-  EXPECT_EQ(pick(16 * KiB, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(128 * KiB, 4), Algorithm::one_shot_push);
   EXPECT_EQ(pick(256 * KiB, 4), Algorithm::one_shot_push);
   EXPECT_EQ(pick(256 * KiB + 1, 4), Algorithm::two_shot_push);
   EXPECT_EQ(pick(256 * MiB, 8), Algorithm::two_shot_push);
@@ -122,19 +122,21 @@ TEST(CclChoices, Names) {
   EXPECT_STREQ(ccl::name(Route::ll), "ll");
 }
 
-// At 4 ranks the words pay to smaller sizes than at 2 (each rank's words go to three
-// peers): all_reduce to 8 KiB, the others to 64 KiB.
+// At 4 ranks the words pay to smaller sizes than at 2 for some collectives (each rank's
+// words go to three peers).
 TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   const auto ar = [](std::size_t bytes, int world) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
   };
-  EXPECT_EQ(ar(8 * KiB, 4), Algorithm::one_shot_ll);
-  EXPECT_EQ(ar(8 * KiB + 1, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(64 * KiB, 4), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(64 * KiB + 1, 4), Algorithm::one_shot_push);
   EXPECT_EQ(ar(8 * KiB, 3), Algorithm::one_shot_ll);
-  for (const char* c : {"all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
-    EXPECT_EQ(ccl::choose_route(c, Route::automatic, 64 * KiB, 4, DType::bf16), Route::ll) << c;
-    EXPECT_EQ(ccl::choose_route(c, Route::automatic, 64 * KiB + 1, 4, DType::bf16), Route::staged) << c;
-    EXPECT_NE(ccl::choose_route(c, Route::automatic, 64 * KiB, 4, DType::i64), Route::ll) << c;
+  const std::pair<const char*, std::size_t> up_to[] = {
+      {"all_gather", 256 * KiB}, {"reduce_scatter", 64 * KiB}, {"all_to_all", 128 * KiB}, {"broadcast", 128 * KiB}};
+  for (auto [c, bytes] : up_to) {
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes, 4, DType::bf16), Route::ll) << c;
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes + 1, 4, DType::bf16), Route::staged) << c;
+    EXPECT_NE(ccl::choose_route(c, Route::automatic, bytes, 4, DType::i64), Route::ll) << c;
   }
 }
 

@@ -81,6 +81,9 @@ struct ProgramsUpTo {
   std::size_t bytes;
   std::size_t programs;
 };
+// broadcast's direct route: programs at most (broadcast() says why).
+constexpr std::size_t kBroadcastDirectPrograms = 128;
+
 constexpr ProgramsUpTo kTwoShotPrograms[] = {
     {std::size_t{4} << 20, 64},
     {std::size_t{16} << 20, 128},
@@ -99,12 +102,12 @@ constexpr SmallUpTo kLlUpTo[] = {
     {"reduce_scatter", 2, std::size_t{128} << 10},  // 128 KiB out: 5.60 us against 6.09; 512 KiB out: 11.23 against 7.80
     {"all_to_all", 2, std::size_t{256} << 10},      // 256 KiB: 5.54 us against 6.00; 1 MiB: 10.78 against 8.96
     {"broadcast", 2, std::size_t{64} << 10},        // 64 KiB: 3.26 us against staged 4.60; 256 KiB: 5.46 against 5.30
-    // 4 ranks (4 x H100, the same command with two_shot_push and direct too):
-    {"all_reduce", 4, std::size_t{8} << 10},        // 8 KiB: 4.94 us against 6.51; 64 KiB: 7.43 against 6.81
-    {"all_gather", 4, std::size_t{64} << 10},       // 64 KiB: 5.39 us against staged 6.22; 256 KiB: 7.64 against 6.95
-    {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.65 us against 7.57 (eager 8.72 against 9.38); 256 KiB out: 14.40 against 10.50
-    {"all_to_all", 4, std::size_t{64} << 10},       // 64 KiB: 6.41 us against 7.23; 256 KiB: 9.50 against 7.39
-    {"broadcast", 4, std::size_t{64} << 10},        // 64 KiB: 4.80 us against staged 6.08; 256 KiB: 12.18 against 6.60
+    // 4 ranks (4 x H100, 16-bit values two to a word; 16 KiB to 128 KiB timed too):
+    {"all_reduce", 4, std::size_t{64} << 10},       // 64 KiB: 6.07 us against 6.81; 128 KiB: 7.93 against 7.73
+    {"all_gather", 4, std::size_t{256} << 10},      // 256 KiB: 6.44 us against staged 6.93; 1 MiB: 10.00 against 8.61
+    {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.16 us against 7.60; 256 KiB out: 10.41 against 9.48
+    {"all_to_all", 4, std::size_t{128} << 10},      // 128 KiB: 6.13 us against 7.04; 256 KiB: 7.77 against 7.27
+    {"broadcast", 4, std::size_t{128} << 10},       // 128 KiB: 5.35 us against staged 5.45; 256 KiB: 7.55 against 7.06
 };
 
 // The first row of `table` for `collective` whose world covers `world`, or null.
@@ -653,10 +656,14 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   const char* kernel = staged ? "broadcast_via_scratch" : "broadcast";
   // Direct: root's program tells a block's owner with a release per block
   // (dsl/ccl/broadcast.iris), so its blocks are 16 KiB: a program's data in flight then
-  // outweighs the wait for the one before to land.
+  // outweighs the wait for the one before to land. At most 128 programs: an owner's
+  // program waits for root's program of its number, and 2 per SM waited on programs
+  // not yet running (4 x H100, eager, `iris-bench ccl --collectives broadcast --routes
+  // direct --programs 0,32,64,128,264`: 16 MiB 401 us at 264 programs, 89.0 at 128,
+  // 96.6 at 64; 256 MiB 869, 814, 1045).
   const Paired pk = paired(
       ctx, "ccl/broadcast.iris", kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {}, "",
-      0, staged ? kBlockBytes : 4 * kBlockBytes);
+      staged ? 0 : kBroadcastDirectPrograms, staged ? kBlockBytes : 4 * kBlockBytes);
   const std::int64_t len = static_cast<std::int64_t>(n);
   std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
