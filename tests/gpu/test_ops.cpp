@@ -299,7 +299,8 @@ TEST_P(Ops, HundredCallsQueuedWithoutAReset) {
 }
 
 // Rows of K = 12 and N = 100 bf16 elements (24 and 200 bytes): the sm_90a GEMM's TMA
-// cannot read them, so the ops compile their GEMMs for sm_90's portable path there.
+// cannot read them, so the ops' GEMM kernels fall back at launch to their sm_90 build
+// (Program::set_fallback, which jit_program sets), the portable path.
 // Every op and schedule, two calls each (both input sets).
 TEST_P(Ops, EveryOpOnRowsTmaCannotRead) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {

@@ -96,22 +96,9 @@ bool only_the_gemm(Context& ctx, const Options& asked) {
   return asked.schedule == Schedule::automatic && ctx.world() == 1;
 }
 
-// The target the GEMM of A [.., K] (at `a`) by B is compiled for: the GPU's own, but on
-// sm_90a, whose GEMM reads A and B through TMA tensor maps (rows of a multiple of 16
-// bytes, 16-byte aligned), sm_90's portable GEMM where they are not so.
-std::string gemm_target(Context& ctx, const Gemm& g, const void* a) {
-  const std::string fallback = jit_fallback_target(jit_target_for(ctx));
-  if (fallback.empty()) return "";
-  const std::size_t es = dtype_size(g.dtype);
-  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  const bool tma = (static_cast<std::size_t>(g.k) * es) % 16 == 0 && (static_cast<std::size_t>(g.n) * es) % 16 == 0 &&
-                   aligned(a) && aligned(g.b);
-  return tma ? "" : fallback;
-}
-
 // C = A x B into `c` of shape [m, n] (a local or heap buffer).
 void plain_matmul(Context& ctx, const Gemm& g, const void* a, std::int64_t m, void* c, const Options& o, Stream s) {
-  Instance& mm = instance(ctx, "ops/matmul.iris", "matmul", gemm_defines(g, o), gemm_target(ctx, g, a));
+  Instance& mm = instance(ctx, "ops/matmul.iris", "matmul", gemm_defines(g, o));
   mm.program.launch(mm.kernel, {buffer(a, g.dtype, {m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(c, g.dtype, {m, g.n})},
                     s);
 }
@@ -139,7 +126,7 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   cons_defines["DIV"] = whole_gpu ? 1 : 4;
   cons_defines["OCC"] = whole_gpu ? 2 : 1;
   Instance& cons = instance(ctx, file, consumer, std::move(cons_defines));
-  Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o), gemm_target(ctx, g, g.a));
+  Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o));
   const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * ctx.world();
   const Arg flags = flags_arg(library::tile_flags(ctx, cons, static_cast<std::size_t>(count)), count);
   void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
@@ -170,8 +157,7 @@ void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
   if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::atomic) {
     throw Error(std::string("matmul_all_reduce: the fused schedule reduces with atomics, not ") + ccl::name(o.algorithm));
   }
-  Instance& in = instance(ctx, "ops/matmul_all_reduce.iris", "matmul_all_reduce_atomic", gemm_defines(g, o),
-                          gemm_target(ctx, g, g.a));
+  Instance& in = instance(ctx, "ops/matmul_all_reduce.iris", "matmul_all_reduce_atomic", gemm_defines(g, o));
   // Peers add into this rank's C: not before every rank has zeroed its C (and is done
   // reading it from the last call), and the call ends once every rank's tiles are in.
   Stream s = stream_of(ctx, o);
@@ -189,8 +175,7 @@ void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
 void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void* gathered) {
   const std::int64_t world = ctx.world(), rows = g.m * world;
   Instance& push = instance(ctx, "ops/all_gather_matmul.iris", "push_rows", library::type_defines(g.dtype, false));
-  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_gathered", gemm_defines(g, o),
-                          gemm_target(ctx, g, gathered));
+  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_gathered", gemm_defines(g, o));
   const Arg flags = flags_arg(library::tile_flags(ctx, push, static_cast<std::size_t>(world)), world);
   Stream s = stream_of(ctx, o);
   push.program.launch(push.kernel,
@@ -213,7 +198,7 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
 // gathered(A), reading every rank's rows where they lie.
 void all_gather_matmul_pull(Context& ctx, const Gemm& g, const Options& o) {
   library::require_on_heap(ctx, "all_gather_matmul (fused_pull)", g.a);
-  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_pulled", gemm_defines(g, o), gemm_target(ctx, g, g.a));
+  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_pulled", gemm_defines(g, o));
   // Every rank's A is written before any rank reads it, and stays until every rank has.
   Stream s = stream_of(ctx, o);
   ctx.device_barrier(s);
@@ -233,8 +218,7 @@ void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& 
   auto defines = gemm_defines(g, o);
   defines["CM"] = o.block_m / 2;
   defines["CN"] = o.block_n;
-  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", std::move(defines),
-                          gemm_target(ctx, g, g.a));
+  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", std::move(defines));
   const std::int64_t tiles = tiles_of(g.m, g.n, o.block_m, o.block_n);
   const Arg flags = flags_arg(library::tile_flags(ctx, in, static_cast<std::size_t>(tiles)), tiles);
   // Peers store into this rank's C: not before every rank is done with its C of the
@@ -385,8 +369,7 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::specialized) return matmul_all_scatter_specialized(ctx, g, o);
-  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o),
-                          gemm_target(ctx, g, g.a));
+  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o));
   // Peers store into this rank's C: not before every rank is done with its C of the
   // last call, and the call ends once every rank has stored all of its tiles.
   Stream s = stream_of(ctx, o);
