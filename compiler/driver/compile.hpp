@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/diagnostics/diagnostics.hpp"
+#include "compiler/driver/stdlib.hpp"
 #include "compiler/source/source_buffer.hpp"
 
 namespace irisc {
@@ -55,7 +58,7 @@ struct CompileResult {
   std::string kernel_source;  // CUDA or HIP C++ (Stage::source)
   std::string assembly;       // PTX or AMDGPU assembly (Stage::assembly)
   // A cubin, an AMDGPU code object, or for the host target a host code object
-  // (codegen/host_code.hpp).
+  // (contract/host_code.hpp).
   std::vector<std::byte> code_object;
   std::string pass_dumps, pass_timing;
   // Every file the source imported: (the path its import wrote, its text).
@@ -118,5 +121,33 @@ const char* irisc_version();
 // A SHA-256 over the sources irisc and its device headers were built from (see
 // compiler/driver/build_id.cmake): changes whenever irisc is rebuilt from other sources.
 const char* compiler_build_id();
+
+// ---- What a runtime asks of the compiler besides compile() ---------------------------
+// libiris includes this header and compiler/contract/ only (tools/scripts/check_layers.sh;
+// its host interpreter reads compiler/tir/ too): targets, types and toolchains by name.
+
+// The define (-DT=...) that sets a type parameter to the element type named `name`
+// (f32, f16, bf16, i32, i64, u32, u64, as .iris spells them); -1 for another name.
+std::int64_t type_define_named(std::string_view name);
+// Targets by name (compiler/target/targets.def): the one a compile without a target
+// gets; the one for an NVIDIA compute capability or an AMD gfx architecture ("" when
+// none); every name, comma-separated, for messages; the target a kernel whose sm_90a
+// GEMM cannot read its operands through TMA falls back to ("" when none).
+std::string default_target_name();
+std::string target_for_compute_capability_named(int major, int minor);
+std::string target_for_gfx_arch_named(std::string_view gfx_arch);
+std::string every_target_name();
+std::string gemm_fallback_target(const std::string& target);
+// Whether the toolchain that compiles `target` can run here (NVRTC and the CUDA headers,
+// or clang and lld, or ROCm comgr); when not, *why says with what it would compile, what
+// is missing and where it was looked for ("with NVRTC, ..., and found none: ..."). Targets
+// with no GPU toolchain (host) are ready.
+bool toolchain_ready(const std::string& target, std::string* why);
+// The compiler behind `target`'s code objects, for cache keys: NVRTC's identity and the
+// CUDA headers', or the AMD compiler's and which of clang and comgr it is.
+std::string code_object_compiler(const std::string& target);
+// The launch contract of a module compile_to_tir made (what a code object's metadata
+// holds): how the host backend launches what it interprets.
+contract::Module module_contract(const tir::Module& module);
 
 }  // namespace irisc

@@ -6,7 +6,7 @@
 
 #include "compiler/codegen/emit_cuda.hpp"
 #include "compiler/codegen/emit_hip.hpp"
-#include "compiler/codegen/host_code.hpp"
+#include "compiler/contract/host_code.hpp"
 #include "compiler/codegen/metadata.hpp"
 #include "compiler/passes/pipeline.hpp"
 #include "compiler/toolchain/amdgpu.hpp"

@@ -10,7 +10,7 @@
 namespace irisc {
 
 // `stem` names the C++ namespace (iris_kernels::<stem>) and the header guard;
-// `host_code` is the module's host code object (codegen/host_code.hpp), which the
+// `host_code` is the module's host code object (contract/host_code.hpp), which the
 // launchers load instead when the job runs on the host backend.
 std::string emit_header(const CompileResult& result, const std::string& stem, const std::string& target,
                         const std::string& host_code);

@@ -19,7 +19,7 @@
 #include "compiler/driver/compile.hpp"
 #include "compiler/target/target.hpp"
 #include "compiler/passes/pipeline.hpp"
-#include "compiler/codegen/host_code.hpp"
+#include "compiler/contract/host_code.hpp"
 #include "emit_header.hpp"
 
 namespace {

@@ -14,11 +14,6 @@
 
 #include "backend/backend.hpp"
 #include "compiler/driver/compile.hpp"
-#include "compiler/sema/sema.hpp"
-#include "compiler/target/target.hpp"
-#include "compiler/toolchain/amdgpu.hpp"
-#include "compiler/toolchain/comgr.hpp"
-#include "compiler/toolchain/nvrtc.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "jit/jit_cache.hpp"
@@ -37,30 +32,25 @@ std::mutex& key_mutex(const std::string& key) {
   return *m;
 }
 
-// The compiler's name for a runtime element type (by name, never by position).
-irisc::tir::ScalarType scalar_type_of(DType t) {
-  using irisc::tir::ScalarType;
-  switch (t) {
-    case DType::f32: return ScalarType::f32;
-    case DType::f16: return ScalarType::f16;
-    case DType::bf16: return ScalarType::bf16;
-    case DType::i32: return ScalarType::i32;
-    case DType::i64: return ScalarType::i64;
-    case DType::u32: return ScalarType::u32;
-    case DType::u64: return ScalarType::u64;
-  }
-  throw Error("JitOptions::types: DType " + std::to_string(static_cast<int>(t)) + " is not an element type");
+}  // namespace
+
+std::int64_t type_define_of(DType t) {
+  const std::int64_t d = irisc::type_define_named(dtype_name(t));
+  if (d < 0) throw Error("JitOptions::types: DType " + std::to_string(static_cast<int>(t)) + " is not an element type");
+  return d;
 }
+
+namespace {
 
 irisc::CompileOptions compile_options(const JitOptions& options) {
   irisc::CompileOptions co;
-  co.target = options.target.empty() ? irisc::default_target().name : options.target;
+  co.target = options.target.empty() ? irisc::default_target_name() : options.target;
   co.defines = options.defines;
   for (const auto& [name, type] : options.types) {
     if (co.defines.count(name)) {
       throw Error("JitOptions: '" + name + "' is in both defines and types; a parameter is an integer or a type");
     }
-    co.defines[name] = irisc::type_define(scalar_type_of(type));
+    co.defines[name] = type_define_of(type);
   }
   co.trace_events = options.trace_events;
   co.include_dirs = options.include_dirs;
@@ -94,12 +84,8 @@ std::string key_for(std::string_view source, const std::string& name, const iris
   }
   // The compiler behind the generated source: NVRTC and the CUDA headers, or for AMD
   // targets the one of clang and comgr that compiles this target, and which.
-  const irisc::Target* target = irisc::find_target(co.target);
-  const bool amd = target && target->vendor == irisc::Vendor::amd;
-  const std::string compiler = amd ? irisc::amd_compiler_identity(*target) : id.nvrtc;
-  const std::string compiler_extra =
-      amd ? (irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr ? "comgr" : "clang") : id.cuda_headers;
-  return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, compiler, compiler_extra,
+  const std::string compiler = irisc::code_object_compiler(co.target);
+  return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, compiler,
                     co.target, options, include_dirs, encode_defines(co.defines), name, source, imports});
 }
 
@@ -107,41 +93,17 @@ std::string key_for(std::string_view source, const std::string& name, const iris
 // the CUDA headers device code includes. Say what is missing and where it was looked
 // for, before irisc reports it as a failed compile.
 void require_gpu_toolchain(const irisc::CompileOptions& co) {
-  const irisc::Target* target = irisc::find_target(co.target);
-  if (!target) return;
   std::string why;
-  if (target->vendor == irisc::Vendor::amd) {
-    const bool comgr = irisc::toolchain_of(*target) == irisc::ToolchainKind::comgr;
-    if (comgr ? !irisc::toolchain::comgr_available(co.target, &why) : !irisc::toolchain::amdgpu_toolchain_available(&why)) {
-      throw Error("the JIT compiles .iris for " + co.target + " with " +
-                  (comgr ? "ROCm comgr" : "clang and lld") + ", and found none: " + why);
-    }
-    return;
-  }
-  if (target->toolchain != irisc::ToolchainKind::nvrtc) return;
-  if (!irisc::toolchain::nvrtc_available(&why)) {
-    throw Error("the JIT compiles .iris for " + co.target +
-                " with NVRTC, the CUDA toolkit's run-time compiler library (libnvrtc.so.12 or .13), and found "
-                "none: install the CUDA toolkit (or its NVRTC package) or set IRISC_NVRTC_PATH to the library "
-                "file. " + why);
-  }
-  if (irisc::toolchain::cuda_headers_identity() == "none") {
-    const char* home = secure_getenv("CUDA_HOME");
-    throw Error("the JIT compiles .iris for " + co.target +
-                " with NVRTC, which needs the CUDA headers (cuda_fp16.h, cuda_bf16.h), and found none in "
-                "$CUDA_HOME/include (CUDA_HOME is " + (home && *home ? std::string(home) : std::string("unset")) +
-                "), the include folder beside the loaded libnvrtc, or /usr/local/cuda/include: set CUDA_HOME to "
-                "the CUDA toolkit's root");
-  }
+  if (!irisc::toolchain_ready(co.target, &why)) throw Error("the JIT compiles .iris for " + co.target + " " + why);
 }
 
 }  // namespace
 
 std::string jit_target_for_gfx(std::string_view gfx_arch) {
-  if (const irisc::Target* t = irisc::target_for_gfx_arch(gfx_arch)) return t->name;
+  if (std::string t = irisc::target_for_gfx_arch_named(gfx_arch); !t.empty()) return t;
   const std::string_view gfx = gfx_arch.substr(0, gfx_arch.find(':'));
   throw Error("irisc has no target for " + std::string(gfx) + " (this GPU's architecture, " + std::string(gfx_arch) +
-              "); supported: " + irisc::target_names());
+              "); supported: " + irisc::every_target_name());
 }
 
 std::string jit_target_for(const Context& ctx) {
@@ -151,9 +113,9 @@ std::string jit_target_for(const Context& ctx) {
   if (std::string_view(bk.name()) == "hip") return jit_target_for_gfx(bk.device_arch(ctx.device()));
   const int major = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_major);
   const int minor = bk.device_attribute(ctx.device(), backend::DeviceAttribute::compute_capability_minor);
-  if (const irisc::Target* t = irisc::target_for_compute_capability(major, minor)) return t->name;
+  if (std::string t = irisc::target_for_compute_capability_named(major, minor); !t.empty()) return t;
   throw Error("irisc has no target for this GPU (compute capability " + std::to_string(major) + "." +
-              std::to_string(minor) + "); supported: " + irisc::target_names());
+              std::to_string(minor) + "); supported: " + irisc::every_target_name());
 }
 
 std::string jit_cache_key(std::string_view source, const std::string& name, const JitOptions& options) {
@@ -231,9 +193,7 @@ JitResult jit_compile(std::string_view source, const std::string& name, const Ji
 }
 
 std::string jit_fallback_target(const std::string& target) {
-  const irisc::Target* t = irisc::find_target(target);
-  const irisc::Target* f = t ? irisc::without_wgmma(*t) : nullptr;
-  return f ? f->name : "";
+  return irisc::gemm_fallback_target(target);
 }
 
 Program jit_program(Context& ctx, std::string_view source, const std::string& name, const JitOptions& options) {

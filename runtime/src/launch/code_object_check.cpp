@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "compiler/codegen/host_code.hpp"
+#include "compiler/contract/host_code.hpp"
 #include "iris/error.hpp"
 
 namespace iris {

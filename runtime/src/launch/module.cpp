@@ -4,7 +4,7 @@
 
 #include "backend/backend.hpp"
 #include "launch/code_object_check.hpp"
-#include "compiler/codegen/host_code.hpp"
+#include "compiler/contract/host_code.hpp"
 #include "iris/error.hpp"
 #include "iris/module.hpp"
 #include "launch/module_impl.hpp"

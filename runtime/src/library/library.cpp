@@ -4,9 +4,9 @@
 #include <memory>
 #include <string_view>
 
-#include "compiler/driver/stdlib.hpp"
-#include "compiler/sema/sema.hpp"
+#include "compiler/driver/compile.hpp"
 #include "iris/jit.hpp"
+#include "jit/jit_target.hpp"
 
 namespace iris::library {
 
@@ -135,9 +135,8 @@ void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {
 }
 
 std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces) {
-  const auto t = static_cast<irisc::tir::ScalarType>(dt);
-  std::map<std::string, std::int64_t> d{{"T", irisc::type_define(t)}};
-  if (reduces) d["A"] = irisc::type_define(is_float_type(dt) ? irisc::tir::ScalarType::f32 : t);
+  std::map<std::string, std::int64_t> d{{"T", type_define_of(dt)}};
+  if (reduces) d["A"] = type_define_of(is_float_type(dt) ? DType::f32 : dt);
   return d;
 }
 

@@ -19,7 +19,7 @@
 #include "backend/host/host_job.hpp"
 #include "backend/host/interpreter.hpp"
 #include "backend/host/races.hpp"
-#include "compiler/codegen/host_code.hpp"
+#include "compiler/contract/host_code.hpp"
 #include "iris/dtype.hpp"
 
 namespace iris {

@@ -14,8 +14,7 @@
 
 #include "backend/host/host_job.hpp"
 #include "backend/host/program.hpp"
-#include "compiler/codegen/host_code.hpp"
-#include "compiler/codegen/metadata.hpp"
+#include "compiler/contract/host_code.hpp"
 #include "compiler/driver/compile.hpp"
 
 namespace iris::host {
@@ -96,7 +95,7 @@ std::unique_ptr<LoadedModule> load(const void* image, const std::string& name) {
   irisc::CompileResult r = irisc::compile_to_tir(lp->source, co, &lp->module, &lp->source);
   if (!r.ok) throw Error("cannot load " + name + ": irisc cannot compile it for the host backend:\n" + r.rendered_diagnostics);
   auto out = std::make_unique<LoadedModule>();
-  lp->contract = irisc::launch_contract(lp->module);
+  lp->contract = irisc::module_contract(lp->module);
   out->metadata = irisc::contract::write(lp->contract);
   for (std::size_t i = 0; i < lp->contract.kernels.size(); ++i) {
     InterpretedKernel k;

@@ -1,6 +1,6 @@
 // The TIR interpreter: how the host backend runs irisc kernels (docs/decisions/0004).
 //
-// A host code object (compiler/codegen/host_code.hpp) is compiled at load, in-process,
+// A host code object (compiler/contract/host_code.hpp) is compiled at load, in-process,
 // through irisc's front end and passes for the host target; a launch then runs the
 // kernel's programs on threads (programs of every role at once, as a GPU holds them),
 // each walking the TIR with whole tiles as values. Heap words are read and written

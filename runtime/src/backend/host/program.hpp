@@ -16,7 +16,7 @@
 #include "backend/host/elements.hpp"
 #include "backend/host/races.hpp"
 #include "compiler/contract/launch_contract.hpp"
-#include "compiler/source/source_buffer.hpp"
+#include "compiler/driver/compile.hpp"
 #include "compiler/tir/tir.hpp"
 #include "iris/device/context.hpp"
 #include "iris/error.hpp"

@@ -1,5 +1,5 @@
 // The host code object (see host_code.hpp).
-#include "compiler/codegen/host_code.hpp"
+#include "compiler/contract/host_code.hpp"
 
 #include <charconv>
 
