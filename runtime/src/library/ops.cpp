@@ -384,10 +384,15 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   // A 16-bit A and B into an f32 C: the atomic form alone (the others reduce in A's type).
   const bool wide_c = g.c_dtype != g.dtype;
+  // automatic: bulk_synchronous, but unfused from 4 ranks, where the tile reductions lost
+  // to it (4 x H100, M = 4096 and 8192, N = K = 8192: unfused 0.99x cuBLAS + NCCL,
+  // bulk_synchronous two_shot 0.85x, producer_consumer 0.72-0.74x; docs/performance.md).
   const Schedule sc =
       wide_c ? schedule_of("matmul_all_reduce into an f32 C", asked.schedule, {Schedule::fused})
-             : schedule_of("matmul_all_reduce", asked.schedule,
-                           {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused});
+      : asked.schedule == Schedule::automatic && ctx.world() >= 4
+          ? Schedule::unfused
+          : schedule_of("matmul_all_reduce", asked.schedule,
+                        {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
   if (sc == Schedule::fused) return matmul_all_reduce_atomic(ctx, g, o);
