@@ -155,6 +155,7 @@ namespace {
 using library::buffer;
 using library::Instance;
 using library::instance;
+namespace dsl = library::dsl;
 using library::require_on_heap;
 using library::state_arg;
 using library::sync_arg;
@@ -304,16 +305,16 @@ void note_call(const Paired& pk, const char* collective, const char* how, DType 
 // `channel`: the kernel, and any define that changes its scratch layout. `block_bytes`:
 // a block's bytes where they are not kBlockBytes (broadcast's direct route, the ll kernels).
 template <class Work>
-Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool reduces, int programs, Work work,
+Paired paired(Context& ctx, const dsl::DslKernel& kernel, DType dt, bool reduces, int programs, Work work,
               const std::map<std::string, std::int64_t>& more = {}, const std::string& channel = "",
               std::size_t most = 0, std::size_t block_bytes = kBlockBytes) {
   Paired pk;
-  pk.channel = channel.empty() ? kernel : channel;
+  pk.channel = channel.empty() ? kernel.name : channel;
   pk.B = block_bytes / dtype_size(dt);
   const std::size_t blocks = work(pk.B);
   const int share = library::max_share(ctx);
   pk.PMAX = static_cast<std::size_t>(std::max(1, ctx.multiprocessors() * 2 / (share * share * share)));
-  if (programs < 0) throw Error(std::string(kernel) + ": Options::programs is " + std::to_string(programs) + ", not >= 0");
+  if (programs < 0) throw Error(std::string(kernel.name) + ": Options::programs is " + std::to_string(programs) + ", not >= 0");
   const std::size_t cap = most ? std::min(most, pk.PMAX) : pk.PMAX;
   pk.P = 1;
   while (pk.P < blocks && pk.P < cap) pk.P *= 2;
@@ -324,7 +325,7 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   // host work is then its launch (eager calls back to back wait for the host
   // otherwise).
   PairedMemo& memo = paired_memo(ctx);
-  PairedKey key{kernel, pk.channel, static_cast<int>(dt), pk.P, pk.B};
+  PairedKey key{kernel.name, pk.channel, static_cast<int>(dt), pk.P, pk.B};
   if (auto it = memo.known.find(key); it != memo.known.end()) {
     pk.in = it->second.in;
     pk.counters = it->second.counters;
@@ -336,7 +337,7 @@ Paired paired(Context& ctx, const char* file, const char* kernel, DType dt, bool
   defines["P"] = static_cast<std::int64_t>(pk.P);
   defines["PMAX"] = static_cast<std::int64_t>(pk.PMAX);
   for (const auto& [k, v] : more) defines[k] = v;
-  pk.in = &instance(ctx, file, kernel, defines);
+  pk.in = &instance(ctx, kernel, defines);
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   pk.counters = static_cast<std::uint64_t*>(
       library::zeroed(ctx, "ccl.paired.flags." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
@@ -373,7 +374,9 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
                      int programs, Stream s) {
   const bool one = a == Algorithm::one_shot_push, ring = a == Algorithm::ring;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
-  const char* kernel = one ? "all_reduce_one_shot_push" : ring ? "all_reduce_ring_push" : "all_reduce_two_shot_push";
+  const dsl::DslKernel& kernel = one    ? dsl::ccl_all_reduce_push::all_reduce_one_shot_push
+                                 : ring ? dsl::ccl_all_reduce_push::all_reduce_ring_push
+                                        : dsl::ccl_all_reduce_push::all_reduce_two_shot_push;
   std::size_t most = 0;
   if (a == Algorithm::two_shot_push) {
     for (const ProgramsUpTo& row : kTwoShotPrograms) {
@@ -384,7 +387,7 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
     }
   }
   const Paired pk = paired(
-      ctx, "ccl/all_reduce_push.iris", kernel, dt, true, programs,
+      ctx, kernel, dt, true, programs,
       [&](std::size_t B) { return one ? ceil_div(n, B) : ceil_div(ceil_div(n, B), W); }, {}, "", most);
   // A program's rows: one shot, two halves of world rows of its blocks; two shot, world
   // rows of the blocks it owns; ring, two halves of 2 world rows (2 world - 2 steps) of
@@ -429,11 +432,10 @@ std::string ll_channel(const char* kernel, DType dt) { return std::string(kernel
 // 2 programs of 2048 in 5.06 (one_shot_push: 4.59).
 constexpr std::size_t kLlBlock = 512;
 
-// paired() for a kernel of dsl/ccl/ll.iris, in blocks of kLlBlock elements.
+// paired() for a kernel of dsl/ccl/ll.iris (dsl::ccl_ll), in blocks of kLlBlock elements.
 template <class Work>
-Paired paired_ll(Context& ctx, const char* kernel, DType dt, int programs, Work work) {
-  return paired(ctx, "ccl/ll.iris", kernel, dt, true, programs, work, {}, ll_channel(kernel, dt), 0,
-                kLlBlock * dtype_size(dt));
+Paired paired_ll(Context& ctx, const dsl::DslKernel& kernel, DType dt, int programs, Work work) {
+  return paired(ctx, kernel, dt, true, programs, work, {}, ll_channel(kernel.name, dt), 0, kLlBlock * dtype_size(dt));
 }
 
 // What the ll route refuses: types over 4 bytes, and more than kLlMostBytes of output.
@@ -451,8 +453,8 @@ void require_ll(const std::string& what, DType dt, std::size_t bytes) {
 // all_reduce in data-and-flag words (all_reduce_push.iris's one_shot_ll).
 void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, int programs,
                    Stream s) {
-  const char* kernel = "all_reduce_one_shot_ll";
-  const Paired pk = paired_ll(ctx, kernel, dt, programs, [&](std::size_t B) { return ceil_div(n, B); });
+  const Paired pk = paired_ll(ctx, dsl::ccl_ll::all_reduce_one_shot_ll, dt, programs,
+                              [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n);
   note_call(pk, "all_reduce", "one_shot_ll", dt, n, static_cast<int>(op));
   pk.in->program.launch(pk.in->kernel,
@@ -514,7 +516,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   Stream s = stream_of(ctx, o);
   const std::int64_t len = static_cast<std::int64_t>(n);
   if (a == Algorithm::atomic) {
-    Instance& in = instance(ctx, "ccl/all_reduce_atomic.iris", "all_reduce_atomic", type_defines(dt, false));
+    Instance& in = instance(ctx, dsl::ccl_all_reduce_atomic::all_reduce_atomic, type_defines(dt, false));
     // The input is read while every rank adds into the (zeroed) output.
     if (src == dst) src = staged_input(ctx, src, bytes, s);
     ctx.zero_async(dst, bytes, s);
@@ -530,8 +532,8 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     return;
   }
   const bool one = a == Algorithm::one_shot;
-  const char* kernel = one ? "all_reduce_one_shot" : "all_reduce_two_shot";
-  Instance& in = instance(ctx, "ccl/all_reduce.iris", kernel, type_defines(dt, true));
+  Instance& in = instance(ctx, one ? dsl::ccl_all_reduce::all_reduce_one_shot : dsl::ccl_all_reduce::all_reduce_two_shot,
+                          type_defines(dt, true));
   // One shot: peers read the input while this rank writes the output.
   if (one && src == dst) src = staged_input(ctx, src, bytes, s);
   in.program.launch(in.kernel,
@@ -553,11 +555,11 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   std::size_t src_elements = 1;
   for (std::int64_t d : src_shape) src_elements *= static_cast<std::size_t>(d);
   const Arg in = Arg::device_buffer(const_cast<void*>(src), dt, src_shape, src_elements * es);
+  const bool gather = what == "all_gather";  // else all_to_all
   if (route == Route::ll) {
     require_ll(what, dt, bytes);
-    const std::string kernel = what + "_ll";
-    const Paired pk = paired_ll(ctx, kernel.c_str(), dt, o.programs, blocks);
-    note_call(pk, what == "all_gather" ? "all_gather" : "all_to_all", "ll", dt, n * W);
+    const Paired pk = paired_ll(ctx, gather ? dsl::ccl_ll::all_gather_ll : dsl::ccl_ll::all_to_all_ll, dt, o.programs, blocks);
+    note_call(pk, gather ? "all_gather" : "all_to_all", "ll", dt, n * W);
     pk.in->program.launch(pk.in->kernel,
                           {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, dt, 2 * W, n), pk.state()},
                           stream_of(ctx, o));
@@ -565,13 +567,14 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   }
   const bool staged = route == Route::staged;
   if (!staged) require_on_heap(ctx, what.c_str(), dst);
-  const std::string kernel = staged ? what + "_via_scratch" : what;
-  const Paired pk = paired(ctx, ("ccl/" + what + ".iris").c_str(), kernel.c_str(), dt, false, o.programs, blocks);
+  const dsl::DslKernel& kernel = gather ? (staged ? dsl::ccl_all_gather::all_gather_via_scratch : dsl::ccl_all_gather::all_gather)
+                                        : (staged ? dsl::ccl_all_to_all::all_to_all_via_scratch : dsl::ccl_all_to_all::all_to_all);
+  const Paired pk = paired(ctx, kernel, dt, false, o.programs, blocks);
   std::vector<Arg> args{in, staged ? Arg::device_buffer(dst, dt, dst_shape, bytes) : buffer(dst, dt, dst_shape)};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  note_call(pk, what == "all_gather" ? "all_gather" : "all_to_all", name(route), dt, n * W);
+  note_call(pk, gather ? "all_gather" : "all_to_all", name(route), dt, n * W);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
@@ -590,8 +593,8 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world(), dt);
   if (route == Route::ll) {
     require_ll("reduce_scatter", dt, n * es);
-    const char* kernel = "reduce_scatter_ll";
-    const Paired pk = paired_ll(ctx, kernel, dt, o.programs, [&](std::size_t B) { return ceil_div(n, B); });
+    const Paired pk = paired_ll(ctx, dsl::ccl_ll::reduce_scatter_ll, dt, o.programs,
+                                [&](std::size_t B) { return ceil_div(n, B); });
     const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
     note_call(pk, "reduce_scatter", "ll", dt, n, static_cast<int>(o.op));
     pk.in->program.launch(pk.in->kernel,
@@ -603,7 +606,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   }
   // Staged: two scratch parts used in turn; direct: one.
   const std::size_t parts = route == Route::staged ? 2 : 1;
-  Paired pk = paired(ctx, "ccl/reduce_scatter.iris", "reduce_scatter", dt, true, o.programs,
+  Paired pk = paired(ctx, dsl::ccl_reduce_scatter::reduce_scatter, dt, true, o.programs,
                      [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}},
                      parts == 2 ? "reduce_scatter.staged" : "reduce_scatter");
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
@@ -643,8 +646,8 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   const Route route = choose_route("broadcast", o.route, n * es, ctx.world(), dt);
   if (route == Route::ll) {
     require_ll("broadcast", dt, n * es);
-    const char* kernel = "broadcast_ll";
-    const Paired pk = paired_ll(ctx, kernel, dt, o.programs, [&](std::size_t B) { return ceil_div(n, B); });
+    const Paired pk = paired_ll(ctx, dsl::ccl_ll::broadcast_ll, dt, o.programs,
+                                [&](std::size_t B) { return ceil_div(n, B); });
     note_call(pk, "broadcast", "ll", dt, n, -1, root);
     pk.in->program.launch(pk.in->kernel,
                           {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, paired_words(ctx, pk, dt, 2, n),
@@ -653,7 +656,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
     return;
   }
   const bool staged = route == Route::staged;
-  const char* kernel = staged ? "broadcast_via_scratch" : "broadcast";
+  const dsl::DslKernel& kernel = staged ? dsl::ccl_broadcast::broadcast_via_scratch : dsl::ccl_broadcast::broadcast;
   // Direct: root's program tells a block's owner with a release per block
   // (dsl/ccl/broadcast.iris), so its blocks are 16 KiB: a program's data in flight then
   // outweighs the wait for the one before to land. At most 128 programs: an owner's
@@ -662,7 +665,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   // direct --programs 0,32,64,128,264`: 16 MiB 401 us at 264 programs, 89.0 at 128,
   // 96.6 at 64; 256 MiB 869, 814, 1045).
   const Paired pk = paired(
-      ctx, "ccl/broadcast.iris", kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {}, "",
+      ctx, kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {}, "",
       staged ? 0 : kBroadcastDirectPrograms, staged ? kBlockBytes : 4 * kBlockBytes);
   const std::int64_t len = static_cast<std::int64_t>(n);
   std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};

@@ -66,8 +66,9 @@ void require_not_capturing(Context& ctx, const std::string& what) {
               "capturing it");
 }
 
-Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
-                   std::map<std::string, std::int64_t> defines, const std::string& target) {
+Instance& instance(Context& ctx, const dsl::DslKernel& k, std::map<std::string, std::int64_t> defines,
+                   const std::string& target) {
+  const std::string file = k.file, kernel = k.name;
   State& st = state(ctx);
   const char* source = irisc::stdlib_file(file);
   if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");

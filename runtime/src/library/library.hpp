@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "library/dsl_kernels.hpp"
 #include "iris/context.hpp"
 #include "iris/program.hpp"
 
@@ -33,10 +34,12 @@ struct Instance {
 int share(Context& ctx);
 // The most ranks of this job on any one GPU (the same on every rank).
 int max_share(Context& ctx);
-// The kernel `kernel` of dsl/<file> for these defines (SHARE is added), compiled for
+// `kernel` (a dsl/ file's kernel, library/dsl_kernels.hpp: generated, so a kernel
+// renamed in dsl/ without its caller here fails the build) for these defines (SHARE is
+// added), compiled for
 // `target` ("": the GPU's own, jit_target_for) and set up on first use.
-Instance& instance(Context& ctx, const std::string& file, const std::string& kernel,
-                   std::map<std::string, std::int64_t> defines, const std::string& target = "");
+Instance& instance(Context& ctx, const dsl::DslKernel& kernel, std::map<std::string, std::int64_t> defines,
+                   const std::string& target = "");
 // At least `count` zeroed tile flags of `in`, grown collectively.
 void* tile_flags(Context& ctx, Instance& in, std::size_t count);
 // The symmetric buffer `name` of at least `bytes`, grown collectively (after every rank's

@@ -30,6 +30,7 @@ using detail::Gemm;
 using library::buffer;
 using library::Instance;
 using library::instance;
+namespace dsl = library::dsl;
 using library::state_arg;
 using library::sync_arg;
 
@@ -98,15 +99,15 @@ bool only_the_gemm(Context& ctx, const Options& asked) {
 
 // C = A x B into `c` of shape [m, n] (a local or heap buffer).
 void plain_matmul(Context& ctx, const Gemm& g, const void* a, std::int64_t m, void* c, const Options& o, Stream s) {
-  Instance& mm = instance(ctx, "ops/matmul.iris", "matmul", gemm_defines(g, o));
+  Instance& mm = instance(ctx, dsl::ops_matmul::matmul, gemm_defines(g, o));
   mm.program.launch(mm.kernel, {buffer(a, g.dtype, {m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(c, g.dtype, {m, g.n})},
                     s);
 }
 
-// The GEMM into the heap scratch P, announcing each tile, then `consumer` of `file`
-// with (P, C of shape c_shape, flags, state, sync): on the same stream or beside it.
-void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule schedule, const std::string& file,
-                         const std::string& consumer, Shape c_shape) {
+// The GEMM into the heap scratch P, announcing each tile, then `consumer` with (P, C of
+// shape c_shape, flags, state, sync): on the same stream or beside it.
+void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule schedule,
+                         const dsl::DslKernel& consumer, Shape c_shape) {
   // Ranks that are threads sharing one GPU share one CUDA context too, and there the
   // hardware may hold one rank's producer or consumer back until a peer's spinning
   // consumer ends, which waits for it (seen at 4 ranks on one H100): the consumer then
@@ -125,8 +126,8 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   auto cons_defines = gemm_defines(g, o);
   cons_defines["DIV"] = whole_gpu ? 1 : 4;
   cons_defines["OCC"] = whole_gpu ? 2 : 1;
-  Instance& cons = instance(ctx, file, consumer, std::move(cons_defines));
-  Instance& prod = instance(ctx, "ops/matmul.iris", "matmul_signal", gemm_defines(g, o));
+  Instance& cons = instance(ctx, consumer, std::move(cons_defines));
+  Instance& prod = instance(ctx, dsl::ops_matmul::matmul_signal, gemm_defines(g, o));
   const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * ctx.world();
   const Arg flags = flags_arg(library::tile_flags(ctx, cons, static_cast<std::size_t>(count)), count);
   void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
@@ -157,7 +158,7 @@ void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
   if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::atomic) {
     throw Error(std::string("matmul_all_reduce: the fused schedule reduces with atomics, not ") + ccl::name(o.algorithm));
   }
-  Instance& in = instance(ctx, "ops/matmul_all_reduce.iris", "matmul_all_reduce_atomic", gemm_defines(g, o));
+  Instance& in = instance(ctx, dsl::ops_matmul_all_reduce::matmul_all_reduce_atomic, gemm_defines(g, o));
   // Peers add into this rank's C: not before every rank has zeroed its C (and is done
   // reading it from the last call), and the call ends once every rank's tiles are in.
   Stream s = stream_of(ctx, o);
@@ -174,8 +175,8 @@ void matmul_all_reduce_atomic(Context& ctx, const Gemm& g, const Options& o) {
 // for the flags of the rows it covers, so it starts on the rows already here.
 void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void* gathered) {
   const std::int64_t world = ctx.world(), rows = g.m * world;
-  Instance& push = instance(ctx, "ops/all_gather_matmul.iris", "push_rows", library::type_defines(g.dtype, false));
-  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_gathered", gemm_defines(g, o));
+  Instance& push = instance(ctx, dsl::ops_all_gather_matmul::push_rows, library::type_defines(g.dtype, false));
+  Instance& mm = instance(ctx, dsl::ops_all_gather_matmul::matmul_gathered, gemm_defines(g, o));
   const Arg flags = flags_arg(library::tile_flags(ctx, push, static_cast<std::size_t>(world)), world);
   Stream s = stream_of(ctx, o);
   push.program.launch(push.kernel,
@@ -198,7 +199,7 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
 // gathered(A), reading every rank's rows where they lie.
 void all_gather_matmul_pull(Context& ctx, const Gemm& g, const Options& o) {
   library::require_on_heap(ctx, "all_gather_matmul (fused_pull)", g.a);
-  Instance& mm = instance(ctx, "ops/all_gather_matmul.iris", "matmul_pulled", gemm_defines(g, o));
+  Instance& mm = instance(ctx, dsl::ops_all_gather_matmul::matmul_pulled, gemm_defines(g, o));
   // Every rank's A is written before any rank reads it, and stays until every rank has.
   Stream s = stream_of(ctx, o);
   ctx.device_barrier(s);
@@ -218,7 +219,7 @@ void matmul_all_scatter_specialized(Context& ctx, const Gemm& g, const Options& 
   auto defines = gemm_defines(g, o);
   defines["CM"] = o.block_m / 2;
   defines["CN"] = o.block_n;
-  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter_roles", std::move(defines));
+  Instance& in = instance(ctx, dsl::ops_matmul_all_scatter::matmul_all_scatter_roles, std::move(defines));
   const std::int64_t tiles = tiles_of(g.m, g.n, o.block_m, o.block_n);
   const Arg flags = flags_arg(library::tile_flags(ctx, in, static_cast<std::size_t>(tiles)), tiles);
   // Peers store into this rank's C: not before every rank is done with its C of the
@@ -292,8 +293,8 @@ void flash_decode(Context& ctx, const Decode& a, const DecodeOptions& asked, con
   auto partial_defines = defines, combine_defines = defines;
   partial_defines["PUSH"] = fused ? 1 : 0;
   combine_defines["WAIT"] = fused ? 1 : 0;
-  Instance& comb = instance(ctx, "ops/flash_decode.iris", "flash_decode_combine", combine_defines);
-  Instance& part = instance(ctx, "ops/flash_decode.iris", "flash_decode_partial", partial_defines);
+  Instance& comb = instance(ctx, dsl::ops_flash_decode::flash_decode_combine, combine_defines);
+  Instance& part = instance(ctx, dsl::ops_flash_decode::flash_decode_partial, partial_defines);
   const std::int64_t world = ctx.world(), parts = world * splits * a.rows;
   // Each form its own parts: a fused call's peers store into this rank's parts while
   // the combine of an unfused call before it may still read its own (only the fused
@@ -369,7 +370,7 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::specialized) return matmul_all_scatter_specialized(ctx, g, o);
-  Instance& in = instance(ctx, "ops/matmul_all_scatter.iris", "matmul_all_scatter", gemm_defines(g, o));
+  Instance& in = instance(ctx, dsl::ops_matmul_all_scatter::matmul_all_scatter, gemm_defines(g, o));
   // Peers store into this rank's C: not before every rank is done with its C of the
   // last call, and the call ends once every rank has stored all of its tiles.
   Stream s = stream_of(ctx, o);
@@ -417,8 +418,10 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
     throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule reduces tiles one_shot or two_shot, not " +
                 ccl::name(a) + " (the unfused schedule runs every algorithm)");
   }
-  produce_and_consume(ctx, g, o, sc, "ops/matmul_all_reduce.iris",
-                      a == ccl::Algorithm::one_shot ? "reduce_tiles_one_shot" : "reduce_tiles_two_shot", {g.m, g.n});
+  produce_and_consume(ctx, g, o, sc,
+                      a == ccl::Algorithm::one_shot ? dsl::ops_matmul_all_reduce::reduce_tiles_one_shot
+                                                    : dsl::ops_matmul_all_reduce::reduce_tiles_two_shot,
+                      {g.m, g.n});
 }
 
 void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
@@ -434,7 +437,7 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
                                 {ccl::ReduceOp::sum, ccl::Algorithm::automatic, o.stream});
     return;
   }
-  produce_and_consume(ctx, g, o, sc, "ops/matmul_reduce_scatter.iris", "reduce_scatter_tiles", {rows, g.n});
+  produce_and_consume(ctx, g, o, sc, dsl::ops_matmul_reduce_scatter::reduce_scatter_tiles, {rows, g.n});
 }
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
