@@ -10,6 +10,7 @@
 // unless --size says otherwise), random contents (floats in [0, 1), integers in
 // [0, 64)); scalar parameters are 1 unless --value says otherwise. Exit status: 0 when
 // every kernel ran, 1 when a kernel failed (a check, a compile error), 2 bad usage.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -38,23 +39,6 @@ struct Settings {
   std::map<std::string, std::int64_t> defines;
   bool check_races = false;
 };
-
-void usage() {
-  std::printf(
-      "iris-run: runs every kernel of a .iris file with generated inputs\n\n"
-      "usage: iris-run FILE.iris [options]\n"
-      "  --ranks N        ranks, as threads (default 2)\n"
-      "  --backend B      host (default, or IRIS_BACKEND: CPU threads, every access checked,\n"
-      "                   deadlocks reported), cuda or hip (NVIDIA or AMD GPUs; ranks may share one)\n"
-      "  --kernel NAME    run only this kernel\n"
-      "  --size NAME=V    a size symbol's value (default 1000); --size V sets the default\n"
-      "  --value NAME=V   a scalar parameter's value (default 1)\n"
-      "  -D NAME=V        a compile-time parameter\n"
-      "  --check-races    report unordered accesses from two ranks (host backend)\n"
-      "  -h, --help       this text\n"
-      "Tensors hold random values: floats in [0, 1), integers in [0, 64). Exit status: 0\n"
-      "every kernel ran, 1 a kernel failed (a check or a compile error), 2 bad usage.\n");
-}
 
 bool parse_pair(const std::string& text, std::string* name, std::string* value) {
   const auto eq = text.find('=');
@@ -190,48 +174,47 @@ std::string run_kernel(const Settings& s, const std::string& source, const std::
 
 int main(int argc, char** argv) {
   Settings s;
+  CLI::App app{"iris-run: runs every kernel of a .iris file with generated inputs", "iris-run"};
+  app.footer(
+      "Tensors hold random values: floats in [0, 1), integers in [0, 64). Exit status: 0 every kernel ran, 1 a\n"
+      "kernel failed (a check or a compile error), 2 bad usage.");
+  std::vector<std::string> size_args, value_args, define_args;
+  app.add_option("file", s.file, "the .iris file")->required();
+  app.add_option("--ranks", s.ranks, "ranks, as threads (default 2)")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--backend", s.backend,
+                 "host (default, or IRIS_BACKEND: CPU threads, every access checked, deadlocks reported), cuda or hip "
+                 "(NVIDIA or AMD GPUs; ranks may share one)");
+  app.add_option("--kernel", s.kernel, "run only this kernel");
+  app.add_option("--size", size_args, "NAME=V: a size symbol's value (default 1000); V alone sets the default")
+      ->allow_extra_args(false);
+  app.add_option("--value", value_args, "NAME=V: a scalar parameter's value (default 1)")
+      ->allow_extra_args(false);
+  app.add_option("-D", define_args, "NAME=V: a compile-time parameter (an integer, or a type name)")
+      ->allow_extra_args(false);
+  app.add_flag("--check-races", s.check_races, "report unordered accesses from two ranks (host backend)");
   try {
-    for (int i = 1; i < argc; ++i) {
-      const std::string a = argv[i];
-      auto value = [&]() -> std::string {
-        if (i + 1 >= argc) throw iris::Error(a + " needs a value");
-        return argv[++i];
-      };
-      std::string name, v;
-      if (a == "-h" || a == "--help") {
-        usage();
-        return 0;
-      } else if (a == "--ranks") {
-        s.ranks = static_cast<int>(to_int(a, value()));
-      } else if (a == "--backend") {
-        s.backend = value();
-      } else if (a == "--kernel") {
-        s.kernel = value();
-      } else if (a == "--check-races") {
-        s.check_races = true;
-      } else if (a == "--size") {
-        const std::string t = value();
-        if (parse_pair(t, &name, &v)) s.sizes[name] = to_int(a, v);
-        else s.default_size = to_int(a, t);
-      } else if (a == "--value") {
-        const std::string t = value();
-        if (!parse_pair(t, &name, &v)) throw iris::Error("--value: expected NAME=V, got '" + t + "'");
-        s.values[name] = std::strtod(v.c_str(), nullptr);
-      } else if (a.rfind("-D", 0) == 0) {
-        const std::string t = a == "-D" ? value() : a.substr(2);
-        std::int64_t x = 0;
-        if (!irisc::parse_define(t, &name, &x)) throw iris::Error("-D: expected NAME=INTEGER, got '" + t + "'");
-        s.defines[name] = x;
-      } else if (!a.empty() && a[0] == '-') {
-        throw iris::Error("unknown option '" + a + "' (see --help)");
-      } else if (s.file.empty()) {
-        s.file = a;
-      } else {
-        throw iris::Error("one .iris file at a time (got '" + s.file + "' and '" + a + "')");
-      }
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "iris-run: error: %s (see --help)\n", e.what());
+    return 2;
+  }
+  try {
+    std::string name, v;
+    for (const std::string& t : size_args) {
+      if (parse_pair(t, &name, &v)) s.sizes[name] = to_int("--size", v);
+      else s.default_size = to_int("--size", t);
     }
-    if (s.file.empty()) throw iris::Error("no .iris file (see --help)");
-    if (s.ranks < 1) throw iris::Error("--ranks: at least 1");
+    for (const std::string& t : value_args) {
+      if (!parse_pair(t, &name, &v)) throw iris::Error("--value: expected NAME=V, got '" + t + "'");
+      s.values[name] = std::strtod(v.c_str(), nullptr);
+    }
+    for (const std::string& t : define_args) {
+      std::int64_t x = 0;
+      if (!irisc::parse_define(t, &name, &x)) throw iris::Error("-D: expected NAME=INTEGER or NAME=TYPE, got '" + t + "'");
+      s.defines[name] = x;
+    }
     if (s.backend.empty()) {
       const char* env = std::getenv("IRIS_BACKEND");
       s.backend = env && *env ? env : "host";
@@ -251,10 +234,11 @@ int main(int argc, char** argv) {
   std::ostringstream text;
   text << in.rdbuf();
   const std::string source = text.str();
-  // The kernels, from a compile for the chosen backend's target.
+  // The kernels and their parameters, from a compile for the host target: every target
+  // has the same ones, and this one needs no GPU toolchain.
   irisc::CompileOptions co;
-  co.target = s.backend == "host" ? "host" : "sm_90a";
-  co.stop_after = s.backend == "host" ? irisc::Stage::code_object : irisc::Stage::source;
+  co.target = "host";
+  co.stop_after = irisc::Stage::code_object;
   co.defines = s.defines;
   const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer(s.file, source), co);
   if (!r.ok) {
