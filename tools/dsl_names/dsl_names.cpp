@@ -1,8 +1,9 @@
 // iris_dsl_names <out.hpp>: the standard library's kernels by name, for libiris's host
 // side. Every kernel of every dsl/ file embedded in libirisc (irisc::stdlib_files()),
 // parsed, becomes a constant iris::library::dsl::<folder>_<file>::<kernel> of type
-// DslKernel {file, name}; the library refers to its kernels only through these, so a
-// kernel renamed in dsl/ without its caller fails the build. Run by the build (see
+// DslKernel {file, name, compile-time parameters}; the library refers to its kernels
+// only through these, so a kernel renamed in dsl/ without its caller fails the build,
+// and a define that is not one of the kernel's parameters fails its first call. Run by the build (see
 // runtime/CMakeLists.txt); exits 1, naming the file, when one does not parse.
 #include <cstdio>
 #include <fstream>
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
        "struct DslKernel {\n"
        "  const char* file;  // under dsl/\n"
        "  const char* name;\n"
+       "  const char* const* params;  // its compile-time parameters, then null\n"
        "};\n";
   for (const irisc::StdlibFile& f : irisc::stdlib_files()) {
     const std::string path = f.name;
@@ -54,7 +56,11 @@ int main(int argc, char** argv) {
     if (module.kernels.empty()) continue;
     h << "\n// dsl/" << path << "\nnamespace " << namespace_of(path) << " {\n";
     for (const irisc::ast::Kernel& k : module.kernels) {
-      h << "inline constexpr DslKernel " << k.name << "{\"" << path << "\", \"" << k.name << "\"};\n";
+      h << "inline constexpr const char* " << k.name << "_params[] = {";
+      for (const irisc::ast::ConstParam& c : k.consts) h << "\"" << c.name << "\", ";
+      h << "nullptr};\n";
+      h << "inline constexpr DslKernel " << k.name << "{\"" << path << "\", \"" << k.name << "\", " << k.name
+        << "_params};\n";
     }
     h << "}  // namespace " << namespace_of(path) << "\n";
   }

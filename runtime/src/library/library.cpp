@@ -69,6 +69,16 @@ void require_not_capturing(Context& ctx, const std::string& what) {
 Instance& instance(Context& ctx, const dsl::DslKernel& k, std::map<std::string, std::int64_t> defines,
                    const std::string& target) {
   const std::string file = k.file, kernel = k.name;
+  // Every define names one of the kernel's compile-time parameters: irisc only warns of
+  // one that does not, and the parameter it was meant for would keep its default.
+  for (const auto& [name, value] : defines) {
+    bool known = false;
+    for (const char* const* p = k.params; *p && !known; ++p) known = name == *p;
+    if (!known) {
+      throw Error("iris: internal: the standard library passes '" + name + "' to kernel '" + kernel + "' of dsl/" + file +
+                  ", which has no such compile-time parameter");
+    }
+  }
   State& st = state(ctx);
   const char* source = irisc::stdlib_file(file);
   if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");

@@ -289,8 +289,8 @@ void flash_decode(Context& ctx, const Decode& a, const DecodeOptions& asked, con
   const bool fused = sc == Schedule::fused;
   auto defines = library::type_defines(a.dtype, false);
   defines["D"] = a.d;
-  defines["BN"] = kDecodeChunk;
   auto partial_defines = defines, combine_defines = defines;
+  partial_defines["BN"] = kDecodeChunk;
   partial_defines["PUSH"] = fused ? 1 : 0;
   combine_defines["WAIT"] = fused ? 1 : 0;
   Instance& comb = instance(ctx, dsl::ops_flash_decode::flash_decode_combine, combine_defines);
