@@ -70,12 +70,16 @@ bool toolchain_ready(const std::string& target, std::string* why) {
 }
 
 std::string code_object_compiler(const std::string& target) {
+  // Each part length-prefixed: no two pairs of parts encode alike.
+  const auto both = [](const std::string& a, const std::string& b) {
+    return std::to_string(a.size()) + ":" + a + ";" + std::to_string(b.size()) + ":" + b;
+  };
   const Target* t = find_target(target);
   if (t && t->vendor == Vendor::amd) {
-    return amd_compiler_identity(*t) + ";" + (toolchain_of(*t) == ToolchainKind::comgr ? "comgr" : "clang");
+    return both(amd_compiler_identity(*t), toolchain_of(*t) == ToolchainKind::comgr ? "comgr" : "clang");
   }
   const CompilerIdentity id = compiler_identity();
-  return id.nvrtc + ";" + id.cuda_headers;
+  return both(id.nvrtc, id.cuda_headers);
 }
 
 contract::Module module_contract(const tir::Module& module) { return launch_contract(module); }

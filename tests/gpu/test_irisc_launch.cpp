@@ -84,11 +84,12 @@ TEST_P(IriscLaunch, WaitForAllOfAComprehension) {
 // word w, 2w + 1 above it): a tile of 2048 (8 a thread, the pairs exchanged between
 // lanes) and one of 64 (64 threads: one a thread, pairs formed across neighbouring
 // threads), a ragged last tile of each (N odd), three calls in a row; the words that
-// arrive are checked bit by bit against that layout.
+// arrive are checked bit by bit against that layout, the half past the last value 0
+// even where the tile was computed (its registers there hold 1, not 0).
 const char* kPairs = R"(
 kernel pairs(src: tensor<bf16>[N], dst: tensor<bf16>[N], low: tensor<f16>[N], words: symmetric tensor<u64>[2, M], e: u64) {
     for i in blocks(N, 2048) { store(words[0, i], load(src[i]), to: (rank + 1) % world, flag: e); }
-    for i in blocks(N, 64) { store(words[1, i], load(src[i]) as f16, to: (rank + 1) % world, flag: e); }
+    for i in blocks(N, 64) { store(words[1, i], (load(src[i]) + 1.0) as f16, to: (rank + 1) % world, flag: e); }
     for i in blocks(N, 2048) { store(dst[i], load<bf16>(words[0, i], flag: e)); }
     for i in blocks(N, 64) { store(low[i], load<f16>(words[1, i], flag: e)); }
 }
@@ -120,7 +121,7 @@ TEST_P(IriscLaunch, SixteenBitValuesGoTwoToAWord) {
         const float want = value(from, call, k);
         require(static_cast<float>(d[k]) == want, "call " + std::to_string(call) + ": bf16 value " + std::to_string(k) + " is " +
                                                       std::to_string(static_cast<float>(d[k])) + ", expected " + std::to_string(want));
-        require(static_cast<float>(l[k]) == want, "call " + std::to_string(call) + ": f16 value " + std::to_string(k));
+        require(static_cast<float>(l[k]) == want + 1, "call " + std::to_string(call) + ": f16 value " + std::to_string(k));
       }
       for (std::size_t j = 0; j < M; ++j) {
         const std::uint64_t lo = bfloat16(value(from, call, 2 * j)).bits;
@@ -128,6 +129,11 @@ TEST_P(IriscLaunch, SixteenBitValuesGoTwoToAWord) {
         const std::uint64_t want = (static_cast<std::uint64_t>(call) << 32) | (hi << 16) | lo;
         require(got[j] == want, "call " + std::to_string(call) + ": word " + std::to_string(j) + " holds " + std::to_string(got[j]) +
                                     ", expected " + std::to_string(want) + " (flag, value 2w + 1, value 2w)");
+        const std::uint64_t lo1 = half(value(from, call, 2 * j) + 1).bits;
+        const std::uint64_t hi1 = 2 * j + 1 < N ? half(value(from, call, 2 * j + 1) + 1).bits : 0;
+        const std::uint64_t want1 = (static_cast<std::uint64_t>(call) << 32) | (hi1 << 16) | lo1;
+        require(got[M + j] == want1, "call " + std::to_string(call) + ": f16 word " + std::to_string(j) + " holds " +
+                                         std::to_string(got[M + j]) + ", expected " + std::to_string(want1));
       }
       ctx.barrier();
     }

@@ -145,6 +145,38 @@ TEST(HostKernelsChecks, EveryIndexAgainstItsOwnDimension) {
   EXPECT_TRUE(has(o.errors[0], "element [1, 4, 0] of x, outside the tensor (shape [3, 4, 8])")) << o.errors[0];
 }
 
+// 16-bit values go two to a data-and-flag word, so a view of them starts at an even
+// value; and a row of M words holds 2M of them, so values 2M.. are past the row (where
+// a flat offset would be the next row's words).
+const char* kOddStart = R"(kernel odd(w: symmetric tensor<u64>[R, M], x: tensor<bf16>[N], s: int) {
+    for i in blocks(N, 64) {
+        store(w[1, i + s], load(x[i]), flag: 1);
+    }
+}
+)";
+
+TEST(HostKernelsChecks, SixteenBitWordsFromAnEvenStartWithinTheirRow) {
+  const auto run_with = [](std::int64_t s) {
+    return run_host(1, [s](Context& ctx) {
+      Program p = jit_program(ctx, kOddStart, "odd.iris");
+      auto w = ctx.zeros<std::uint64_t>({2, 64});
+      auto x = ctx.zeros<bfloat16>(std::size_t{64});
+      p.launch("odd", {w, x, s});
+      ctx.synchronize();
+    });
+  };
+  Outcome o = run_with(0);
+  EXPECT_EQ(o.rc, 0) << (o.errors.empty() ? "" : o.errors[0]);
+  o = run_with(1);
+  ASSERT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "16-bit values go two to a word, so a view of them starts at an even index, not at value 1 "
+                               "of its row")) << o.errors[0];
+  o = run_with(100);  // values 100..163 of a row of 128
+  ASSERT_EQ(o.rc, 1);
+  EXPECT_TRUE(has(o.errors[0], "index 100 of dimension 1 (values 100..163, two to a word: 128 a row) is outside the tensor "
+                               "(shape [2, 64])")) << o.errors[0];
+}
+
 // A wait timeout shorter than a nanosecond is a timeout, not forever: rank 0's wait
 // gives up while rank 1 is still busy on the host (so no deadlock is declared).
 const char* kNobodySignals = R"(kernel nobody(flag: symmetric tensor<u64>[1]) {

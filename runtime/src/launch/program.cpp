@@ -406,7 +406,16 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
     const std::string why = map_problem(index, a);
     fallback_->used[index] = !why.empty();
     if (!why.empty()) {
-      if (!fallback_->program) fallback_->program = std::make_unique<Program>(fallback_->make());
+      if (!fallback_->program) {
+        // Compiling and loading it is no work a CUDA graph can capture.
+        if (ctx_->capturing(stream)) {
+          throw Error(who() + " needs its fallback lowering (" + why +
+                      " for the sm_90a GEMM's TMA loads), which is compiled and loaded on first use, and this "
+                      "launch is being captured into a CUDA graph: launch it once with such operands before the "
+                      "capture");
+        }
+        fallback_->program = std::make_unique<Program>(fallback_->make());
+      }
       if (!fallback_->noted[index]) {
         fallback_->noted[index] = 1;
         log(LogLevel::info, who() + " runs its fallback lowering (compiled for sm_90: mma.sync, at its speed), as " +

@@ -132,12 +132,30 @@ Program::View1 Program::words1(const tir::View& v, ScalarType t, irisc::SourceRa
   const i64 values = sc(*v.offset).i;
   const i64 extent = sc(*v.extent).i;
   const i64 n = extent < 0 ? 0 : extent < v.size ? extent : v.size;
+  // The view's last index counts values: 2 d.back() of them a row.
+  const std::vector<i64>& d = l_.dims[static_cast<std::size_t>(v.param)];
+  const i64 column = v.index.size() == d.size() && !d.empty() ? sc(*v.index.back()).i : values;
   if (values % 2 != 0) {
     fail(r, std::string(what) + " " + param(v.param).name + ": 16-bit values go two to a word, so a view of them starts at "
-            "an even index, not at value " + std::to_string(values) + " of its row");
+            "an even index, not at value " + std::to_string(column) + " of its row");
   }
   const i64 first = values / 2, words = (n + 1) / 2;
   if (words > 0) {
+    // Each index against its own dimension (the last in values), as view1's check_index.
+    if (v.index.size() == d.size() && d.size() > 1) {
+      for (std::size_t k = 0; k < d.size(); ++k) {
+        const i64 at = sc(*v.index[k]).i;
+        const bool last = k + 1 == d.size();
+        const __int128 end = static_cast<__int128>(at) + (last ? n : 1);
+        if (at < 0 || end > (last ? 2 * static_cast<__int128>(d[k]) : static_cast<__int128>(d[k]))) {
+          fail(r, std::string(what) + " " + param(v.param).name + ": index " + std::to_string(at) + " of dimension " +
+                      std::to_string(k) + (last ? " (values " + std::to_string(at) + ".." + std::to_string(at + n - 1) +
+                                                      ", two to a word: " + std::to_string(2 * d[k]) + " a row)"
+                                                : std::string()) +
+                      " is outside the tensor (shape " + shape(v.param) + ")");
+        }
+      }
+    }
     check_row(v.param, first, words, r, what);
     check(v.param, first, static_cast<__int128>(first) + words - 1, r, what,
           [&](i64 elems) { return first < 0 ? first : std::max(first, elems); });

@@ -166,7 +166,10 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_flagged(u64* p, const T (&r)[L::kPerThre
       using P = iris::device::detail::PairLayout<L>;
       u32 pairs[P::kPerThread];
 #pragma unroll
-      for (int k = 0; k < P::kPerThread; ++k) pairs[k] = iris::device::detail::pack_pair(r[2 * k], r[2 * k + 1]);
+      for (int k = 0; k < P::kPerThread; ++k) {
+        // Past the last valid value the half is 0, whatever the register holds.
+        pairs[k] = iris::device::detail::pack_pair(r[2 * k], L::elem(2 * k + 1) < valid ? r[2 * k + 1] : T(0));
+      }
       store_flagged<P>(p, pairs, (valid + 1) / 2, flag);
     } else {
       // One element a slot, thread t's beside thread t + 1's: even threads store both.
@@ -176,7 +179,8 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_flagged(u64* p, const T (&r)[L::kPerThre
         const u32 theirs = __shfl_xor_sync(0xffffffffu, mine, 1);
         const long long e = L::elem(s);
         if ((threadIdx.x & 1) == 0 && e < valid) {
-          iris::device::detail::word_store(p + e / 2, iris::device::detail::flag_word((mine & 0xffffu) | (theirs << 16), flag));
+          const u32 high = e + 1 < valid ? theirs << 16 : 0u;  // past the last valid value: 0
+          iris::device::detail::word_store(p + e / 2, iris::device::detail::flag_word((mine & 0xffffu) | high, flag));
         }
       }
     }
