@@ -69,25 +69,30 @@ void require_not_capturing(Context& ctx, const std::string& what) {
 Instance& instance(Context& ctx, const dsl::DslKernel& k, std::map<std::string, std::int64_t> defines,
                    const std::string& target) {
   const std::string file = k.file, kernel = k.name;
-  // Every define names one of the kernel's compile-time parameters: irisc only warns of
-  // one that does not, and the parameter it was meant for would keep its default.
-  for (const auto& [name, value] : defines) {
-    bool known = false;
-    for (const char* const* p = k.params; *p && !known; ++p) known = name == *p;
-    if (!known) {
-      throw Error("iris: internal: the standard library passes '" + name + "' to kernel '" + kernel + "' of dsl/" + file +
-                  ", which has no such compile-time parameter");
+  const auto declares = [&](std::string_view name) {
+    for (const char* const* p = k.params; *p; ++p) {
+      if (name == *p) return true;
     }
-  }
+    return false;
+  };
   State& st = state(ctx);
-  const char* source = irisc::stdlib_file(file);
-  if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
   // The kernels that size their programs by the ranks sharing a GPU declare SHARE.
-  if (std::string_view(source).find("SHARE: int") != std::string_view::npos) defines["SHARE"] = st.share;
+  if (declares("SHARE")) defines["SHARE"] = st.share;
   std::string key = file + ":" + kernel + "@" + target;
   for (const auto& [n, v] : defines) key += ";" + n + "=" + std::to_string(v);
   auto it = st.instances.find(key);
   if (it != st.instances.end()) return *it->second;
+  // First use. Every define names one of the kernel's compile-time parameters: irisc
+  // only warns of one that does not, and the parameter it was meant for would keep its
+  // default.
+  for (const auto& [name, value] : defines) {
+    if (!declares(name)) {
+      throw Error("iris: internal: the standard library passes '" + name + "' to kernel '" + kernel + "' of dsl/" + file +
+                  ", which has no such compile-time parameter");
+    }
+  }
+  const char* source = irisc::stdlib_file(file);
+  if (!source) throw Error("the standard library has no " + file + " (libiris was built without dsl/)");
   require_not_capturing(ctx, "the standard library's kernel '" + kernel + "' (dsl/" + file + ")");
   JitOptions jo;
   jo.defines = std::move(defines);

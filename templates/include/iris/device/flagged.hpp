@@ -237,41 +237,16 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_flagged(u64* p, const T (&r)[L::kPerThre
 template <class L, class T>
 IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u64* p, long long valid, u32 flag,
                               WaitSite site = {}) {
-  if constexpr (sizeof(T) == 2) {
+  if constexpr (sizeof(T) == 2 && L::kVec % 2 == 0) {
     // Two to a word (store_flagged's layout): the pairs' words, then each half where
     // its element is valid.
-    if constexpr (L::kVec % 2 == 0) {
-      using P = iris::device::detail::PairLayout<L>;
-      u32 pairs[P::kPerThread];
-      load_flagged<P>(ctx, pairs, p, (valid + 1) / 2, flag, site);
+    using P = iris::device::detail::PairLayout<L>;
+    u32 pairs[P::kPerThread];
+    load_flagged<P>(ctx, pairs, p, (valid + 1) / 2, flag, site);
 #pragma unroll
-      for (int k = 0; k < P::kPerThread; ++k) {
-        iris::device::detail::unpack_pair(pairs[k], r[2 * k], r[2 * k + 1]);
-        if (L::elem(2 * k + 1) >= valid) r[2 * k + 1] = T(0);
-      }
-    } else {
-      // One element a slot: each thread polls its element's word and takes its half.
-      u64 w[L::kPerThread];
-      const u64 ready = static_cast<u64>(flag) << 32;
-#pragma unroll
-      for (int s = 0; s < L::kPerThread; ++s) {
-        const long long e = L::elem(s);
-        w[s] = e < valid ? iris::device::detail::word_load(p + e / 2) : ready;
-      }
-      iris::device::detail::poll_words(
-          ctx, w, flag, site, [&](int s) { return p + L::elem(s) / 2; },
-          [&] {
-#pragma unroll
-            for (int s = 0; s < L::kPerThread; ++s) {
-              if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(p + L::elem(s) / 2);
-            }
-          });
-#pragma unroll
-      for (int s = 0; s < L::kPerThread; ++s) {
-        T a, b;
-        iris::device::detail::unpack_pair(static_cast<u32>(w[s]), a, b);
-        r[s] = L::elem(s) < valid ? (L::elem(s) % 2 ? b : a) : T(0);
-      }
+    for (int k = 0; k < P::kPerThread; ++k) {
+      iris::device::detail::unpack_pair(pairs[k], r[2 * k], r[2 * k + 1]);
+      if (L::elem(2 * k + 1) >= valid) r[2 * k + 1] = T(0);
     }
     return;
   }
@@ -329,23 +304,27 @@ IRIS_DEVICE void load_flagged(const Context& ctx, T (&r)[L::kPerThread], const u
     }
   }
 #endif
+  // A word a slot: the element's own, or for a 16-bit element alone in its slot (kVec
+  // 1) the word of its pair, whose half e % 2 it takes.
+  constexpr bool kHalves = sizeof(T) == 2;
+  const auto word = [&](long long e) { return p + (kHalves ? e / 2 : e); };
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
-    w[s] = e < valid ? iris::device::detail::word_load(p + e) : ready;
+    w[s] = e < valid ? iris::device::detail::word_load(word(e)) : ready;
   }
   iris::device::detail::poll_words(
-      ctx, w, flag, site, [&](int s) { return p + L::elem(s); },
+      ctx, w, flag, site, [&](int s) { return word(L::elem(s)); },
       [&] {
 #pragma unroll
         for (int s = 0; s < L::kPerThread; ++s) {
-          if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(p + L::elem(s));
+          if (static_cast<u32>(w[s] >> 32) != flag) w[s] = iris::device::detail::word_load(word(L::elem(s)));
         }
       });
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
-    r[s] = e < valid ? iris::device::detail::flag_value<T>(w[s]) : T(0);
+    r[s] = e < valid ? iris::device::detail::flag_value<T>(kHalves && e % 2 ? w[s] >> 16 : w[s]) : T(0);
   }
 }
 
