@@ -26,14 +26,38 @@ std::int64_t per_word(ScalarType t) { return byte_size(t) == 2 ? 2 : 1; }
 
 }  // namespace
 
-// 16-bit values go in pairs: the view is a tile of even size (a single one would
-// leave half a word for another store to overwrite).
-bool KernelChecker::flagged_pairs_ok(ScalarType t, std::int64_t size, SourceRange where) {
-  if (per_word(t) == 1 || (size > 0 && size % 2 == 0)) return true;
-  diags_.emit(DiagnosticKind::BadFlaggedAccess, where,
+// The words of a flagged access of values of type t: a plain 1-D view of a tensor<u64>,
+// counted in values (two 16-bit ones a word), and for 16-bit values a tile of even size
+// (a single one would leave half a word for another store to overwrite). `access` says
+// what the access does to the words ("a flagged store writes").
+std::optional<View> KernelChecker::flagged_words(const ast::Expr& arg, const std::string& fn, ScalarType t,
+                                                 const char* access) {
+  auto v = view(arg, fn, false, per_word(t));
+  if (!v || !plain_view(*v, arg.range)) return std::nullopt;
+  const Param& p = out_.params[static_cast<std::size_t>(v->param)];
+  if (p.elem != ScalarType::u64 || v->rows) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, arg.range,
+                {std::string(access) + " 64-bit words: its view must be of a tensor<u64> (one word per element), not " +
+                 std::string(ast::scalar_type_name(p.elem)) + (v->rows ? " in 2-D" : "")});
+    return std::nullopt;
+  }
+  if (per_word(t) == 1 || (v->size > 0 && v->size % 2 == 0)) return v;
+  diags_.emit(DiagnosticKind::BadFlaggedAccess, arg.range,
               {"two " + std::string(ast::scalar_type_name(t)) + " values share a word, written and read whole: give a "
-               "tile of even size, not " + (size ? "a tile of " + std::to_string(size) : std::string("a single value"))});
-  return false;
+               "tile of even size, not " + (v->size ? "a tile of " + std::to_string(v->size) : std::string("a single value"))});
+  return std::nullopt;
+}
+
+// The call's flag: a scalar integer, as u64; null after a diagnostic.
+ValuePtr KernelChecker::flagged_flag(const ast::Expr& call) {
+  const ast::Expr* f = named(call, "flag");
+  ValuePtr flag = expr(*f);
+  if (flag->error) return nullptr;
+  if (!flag_ok(*flag)) {
+    diags_.emit(DiagnosticKind::BadFlaggedAccess, f->range, {"the flag is a scalar integer, not " + type_name(flag->type)});
+    return nullptr;
+  }
+  return coerce(flag, ScalarType::u64, f->range);
 }
 
 ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std::vector<StmtPtr>* stmts) {
@@ -60,18 +84,10 @@ ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std
                  type_name(value->type)});
     return no_value();
   }
-  auto dst = view(*e.args[0], fn, false, per_word(value->type.elem));
-  if (!dst || !plain_view(*dst, e.args[0]->range)) return no_value();
-  const Param& dp = out_.params[static_cast<std::size_t>(dst->param)];
-  if (dp.elem != ScalarType::u64 || dst->rows) {
-    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[0]->range,
-                {"a flagged store writes 64-bit words: its view must be of a tensor<u64> (one word per element), "
-                 "not " + std::string(ast::scalar_type_name(dp.elem)) + (dst->rows ? " in 2-D" : "")});
-    return no_value();
-  }
-  if (!flagged_pairs_ok(value->type.elem, dst->size, e.args[0]->range)) return no_value();
+  auto dst = flagged_words(*e.args[0], fn, value->type.elem, "a flagged store writes");
+  if (!dst) return no_value();
   if (value->type.is_tile() && value->type.size != dst->size) {
-    diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(value->type), dst->size ? shape_text(view_type(*dst, dp.elem)) : "1"});
+    diags_.emit(DiagnosticKind::TileShapeMismatch, e.range, {shape_text(value->type), dst->size ? shape_text(view_type(*dst, ScalarType::u64)) : "1"});
     return no_value();
   }
   if (value->type.is_scalar() && dst->size) {
@@ -79,13 +95,8 @@ ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std
                 {"a flagged store of a tile view takes a tile of the same size, not a scalar"});
     return no_value();
   }
-  const ast::Expr* f = named(e, "flag");
-  ValuePtr flag = expr(*f);
-  if (flag->error) return no_value();
-  if (!flag_ok(*flag)) {
-    diags_.emit(DiagnosticKind::BadFlaggedAccess, f->range, {"the flag is a scalar integer, not " + type_name(flag->type)});
-    return no_value();
-  }
+  ValuePtr flag = flagged_flag(e);
+  if (!flag) return no_value();
   if (!as_statement) return no_value();
   auto s = std::make_unique<Stmt>();
   s->kind = StmtKind::StoreFlagged;
@@ -93,7 +104,7 @@ ValuePtr KernelChecker::store_flagged(const ast::Expr& e, bool as_statement, std
   s->view = *dst;
   s->value = value;
   s->rank = rank_arg(e, "to", *dst);
-  s->flag = coerce(flag, ScalarType::u64, f->range);
+  s->flag = flag;
   stmts->push_back(std::move(s));
   return nullptr;
 }
@@ -120,26 +131,13 @@ ValuePtr KernelChecker::load_flagged(const ast::Expr& e) {
                 {"a word carries a value of at most 4 bytes (f32, f16, bf16, i32, u32), not " + std::string(ast::scalar_type_name(t))});
     return error_value(e.range);
   }
-  auto v = view(*e.args[0], fn, false, per_word(t));
-  if (!v || !plain_view(*v, e.args[0]->range)) return error_value(e.range);
-  const Param& p = out_.params[static_cast<std::size_t>(v->param)];
-  if (p.elem != ScalarType::u64 || v->rows) {
-    diags_.emit(DiagnosticKind::BadFlaggedAccess, e.args[0]->range,
-                {"a flagged load reads 64-bit words: its view must be of a tensor<u64> (one word per element), not " +
-                 std::string(ast::scalar_type_name(p.elem)) + (v->rows ? " in 2-D" : "")});
-    return error_value(e.range);
-  }
-  if (!flagged_pairs_ok(t, v->size, e.args[0]->range)) return error_value(e.range);
-  const ast::Expr* f = named(e, "flag");
-  ValuePtr flag = expr(*f);
-  if (flag->error) return error_value(e.range);
-  if (!flag_ok(*flag)) {
-    diags_.emit(DiagnosticKind::BadFlaggedAccess, f->range, {"the flag is a scalar integer, not " + type_name(flag->type)});
-    return error_value(e.range);
-  }
+  auto v = flagged_words(*e.args[0], fn, t, "a flagged load reads");
+  if (!v) return error_value(e.range);
+  ValuePtr flag = flagged_flag(e);
+  if (!flag) return error_value(e.range);
   auto result = make(ValueKind::LoadFlagged, v->size ? Type::tile(t, v->size) : Type::scalar(t), e.range);
   result->view = *v;
-  result->operands.push_back(coerce(flag, ScalarType::u64, f->range));
+  result->operands.push_back(flag);
   return result;
 }
 

@@ -123,7 +123,8 @@ class KernelChecker {
   // Data-and-flag words (check_flagged.cpp): store(..., flag: f) and load<T>(..., flag: f).
   tir::ValuePtr store_flagged(const ast::Expr& e, bool as_statement, std::vector<tir::StmtPtr>* stmts);
   tir::ValuePtr load_flagged(const ast::Expr& e);
-  bool flagged_pairs_ok(tir::ScalarType t, std::int64_t size, SourceRange where);
+  std::optional<tir::View> flagged_words(const ast::Expr& arg, const std::string& fn, tir::ScalarType t, const char* access);
+  tir::ValuePtr flagged_flag(const ast::Expr& call);
   // The value of `axis:` (0 or 1), or -1 after a diagnostic.
   int axis_arg(const ast::Expr& a);
   std::optional<FlagOperands> flag_operands(const std::string& fn, const ast::Expr& flag_expr,
