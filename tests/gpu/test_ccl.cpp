@@ -60,12 +60,13 @@ void all_reduce_case(Context& ctx, ccl::Algorithm algo, ccl::ReduceOp op, std::s
   auto x = filled<T>(ctx, n, 0);
   auto y = ctx.zeros<T>(n);
   ccl::Options o{op, algo, nullptr};
-  if (algo == ccl::Algorithm::one_shot_ll && n * sizeof(T) > ccl::kLlMostBytes) {
+  const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll;
+  if (ll && n * sizeof(T) > ccl::kLlMostBytes) {
     bool refused = false;
     try {
       ccl::all_reduce(ctx, x, y, o);
     } catch (const Error& e) {
-      refused = std::string(e.what()).find("one_shot_ll takes at most") != std::string::npos;
+      refused = std::string(e.what()).find(std::string(ccl::name(algo)) + " takes at most") != std::string::npos;
     }
     require(refused, what + " is refused with a message (past kLlMostBytes)");
     return;
@@ -87,7 +88,8 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
     for (std::size_t n : sizes) {
       for (bool in_place : {false, true}) {
         for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
-                          ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll}) {
+                          ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll,
+                          ccl::Algorithm::two_shot_ll}) {
           for (auto op : {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min}) {
             all_reduce_case<float>(ctx, algo, op, n, in_place);
             all_reduce_case<bfloat16>(ctx, algo, op, n, in_place);
@@ -130,8 +132,8 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
       constexpr ccl::Algorithm kEvery[] = {ccl::Algorithm::one_shot,      ccl::Algorithm::two_shot,
                                            ccl::Algorithm::ring,          ccl::Algorithm::atomic,
                                            ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
-                                           ccl::Algorithm::one_shot_ll};
-      const ccl::Algorithm algo = kEvery[call % 7];
+                                           ccl::Algorithm::one_shot_ll,   ccl::Algorithm::two_shot_ll};
+      const ccl::Algorithm algo = kEvery[call % 8];
       ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});
       ctx.synchronize();
       expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
@@ -146,9 +148,11 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
 TEST_P(Collectives, BroadcastsWithRootsInRuns) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const int w = ctx.world();
-    const std::size_t n = 3001;
     constexpr int kRoots[] = {0, 0, 1, 1, 1, 0, 2, 2, 3, 0, 0, 3, 1, 2, 2, 0};
-    for (auto route : {ccl::Route::staged, ccl::Route::direct, ccl::Route::ll}) {
+    // 80000 floats: the ll route relays through the non-root ranks from 256 KiB at more
+    // than 2 ranks, so both of its kernels see roots in runs.
+    for (auto [n, route] : {std::pair{std::size_t{3001}, ccl::Route::staged}, {std::size_t{3001}, ccl::Route::direct},
+                            {std::size_t{3001}, ccl::Route::ll}, {std::size_t{80000}, ccl::Route::ll}}) {
       std::vector<Tensor<float>> b;
       for (int call = 0; call < 16; ++call) b.push_back(filled<float>(ctx, n, 90 + call));
       ctx.barrier();
@@ -354,11 +358,12 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     const std::size_t n0 = static_cast<std::size_t>(ctx.multiprocessors()) * 2 * 1024 + 1000;
     const int calls = on_host_backend() ? 12 : 100;
     for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
-                      ccl::Algorithm::one_shot_ll}) {
-      // two_shot_push and ring deal 1/world of the blocks to each step of a program.
+                      ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll}) {
+      // two_shot_push, two_shot_ll and ring deal 1/world of the blocks to each step of a program.
       const bool one = algo == ccl::Algorithm::one_shot_push || algo == ccl::Algorithm::one_shot_ll;
-      // one_shot_ll takes at most kLlMostBytes: its larger set stays below.
-      const std::size_t m0 = algo == ccl::Algorithm::one_shot_ll ? std::min(n0, ccl::kLlMostBytes / sizeof(float) / 3) : one ? n0 : n0 * uw;
+      const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll;
+      // The ll algorithms take at most kLlMostBytes: their larger set stays below.
+      const std::size_t m0 = ll ? std::min(one ? n0 : n0 * uw, ccl::kLlMostBytes / sizeof(float) / 3) : one ? n0 : n0 * uw;
       std::vector<Tensor<float>> x, y;
       for (int set = 0; set < 2; ++set) {
         x.push_back(filled<float>(ctx, m0 * (1 + 2 * static_cast<std::size_t>(set)), 40 + set));
@@ -380,9 +385,10 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     // One kernel's calls share its scratch and flags whatever their element type and
     // program count: queued calls of f32 and bf16, small (a few programs) and large.
     for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
-                      ccl::Algorithm::one_shot_ll}) {
+                      ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll}) {
       auto xf = filled<float>(ctx, 3000, 50), yf = ctx.zeros<float>(std::size_t{3000});
-      const std::size_t nb = algo == ccl::Algorithm::one_shot_ll ? std::min(n0 * uw, ccl::kLlMostBytes / sizeof(bfloat16)) : n0 * uw;
+      const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll;
+      const std::size_t nb = ll ? std::min(n0 * uw, ccl::kLlMostBytes / sizeof(bfloat16)) : n0 * uw;
       auto xb = filled<bfloat16>(ctx, nb, 51), yb = ctx.zeros<bfloat16>(nb);
       ctx.barrier();
       for (int call = 0; call < calls; ++call) {
@@ -475,7 +481,8 @@ TEST_P(Collectives, GraphReplaysWithoutAReset) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const std::size_t n = 4099;
     for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic,
-                      ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll}) {
+                      ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll,
+                      ccl::Algorithm::two_shot_ll}) {
       auto x = ctx.empty<float>(n);
       auto y = ctx.empty<float>(n);
       fill(x, ctx, 0);

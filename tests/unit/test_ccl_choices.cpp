@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 #include "iris/ccl.hpp"
 
@@ -21,8 +22,9 @@ TEST(CclChoices, AllReduceBySizeAndWorld) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
   };
   EXPECT_EQ(pick(128 * KiB, 4), Algorithm::one_shot_push);
-  EXPECT_EQ(pick(256 * KiB, 4), Algorithm::one_shot_push);
-  EXPECT_EQ(pick(256 * KiB + 1, 4), Algorithm::two_shot_push);
+  EXPECT_EQ(pick(256 * KiB, 8), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(256 * KiB + 1, 8), Algorithm::two_shot_push);
+  EXPECT_EQ(pick(4 * MiB, 4), Algorithm::two_shot_push);
   EXPECT_EQ(pick(256 * MiB, 8), Algorithm::two_shot_push);
   // At 2 ranks both move the same data; one_shot_push won at 1 MiB.
   EXPECT_EQ(pick(1 * MiB, 2), Algorithm::one_shot_push);
@@ -37,8 +39,9 @@ TEST(CclChoices, RoutesBySize) {
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB + 1, 4, DType::bf16), Route::direct);
   EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 4 * MiB, 4, DType::bf16), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 16 * MiB, 4, DType::bf16), Route::direct);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4, DType::bf16), Route::staged);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 4, DType::bf16), Route::direct);
+  // 8-byte types never go in words, so broadcast's staged range shows with them.
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4, DType::i64), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 4, DType::i64), Route::direct);
   // At 2 ranks root's link carries the data once either way; staging won to 16 MiB.
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB, 2, DType::bf16), Route::staged);
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 16 * MiB + 1, 2, DType::bf16), Route::direct);
@@ -63,17 +66,19 @@ TEST(CclChoices, DataAndFlagWordsAtTwoRanks) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, 2, t, ReduceOp::sum);
   };
   EXPECT_EQ(ar(8, DType::bf16), Algorithm::one_shot_ll);
-  EXPECT_EQ(ar(64 * KiB, DType::f32), Algorithm::one_shot_ll);
-  EXPECT_EQ(ar(64 * KiB + 1, DType::bf16), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(512 * KiB, DType::f32), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(512 * KiB + 1, DType::bf16), Algorithm::one_shot_push);
   EXPECT_EQ(ar(8, DType::i64), Algorithm::one_shot_push);
-  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 256 * KiB, 2, DType::bf16), Route::ll);
-  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 256 * KiB + 1, 2, DType::bf16), Route::staged);
-  EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 256 * KiB, 2, DType::i32), Route::ll);
-  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 128 * KiB, 2, DType::f16), Route::ll);
-  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 128 * KiB + 1, 2, DType::f16), Route::staged);
+  // At 2 ranks two shots store what one does, in two trips: two_shot_ll is never picked.
+  EXPECT_EQ(ar(1 * MiB + 1, DType::bf16), Algorithm::two_shot_push);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 1 * MiB, 2, DType::bf16), Route::ll);
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 1 * MiB + 1, 2, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 1 * MiB, 2, DType::i32), Route::ll);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 512 * KiB, 2, DType::f16), Route::ll);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 512 * KiB + 1, 2, DType::f16), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 8, 2, DType::u64), Route::staged);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 64 * KiB, 2, DType::bf16), Route::ll);
-  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 64 * KiB + 1, 2, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 2, DType::bf16), Route::ll);
+  EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB + 1, 2, DType::bf16), Route::staged);
 }
 
 // Values outside the enums (a cast from an int, a stale ABI) are refused, not run as
@@ -118,6 +123,7 @@ TEST(CclChoices, Names) {
   EXPECT_STREQ(ccl::name(Algorithm::one_shot_push), "one_shot_push");
   EXPECT_STREQ(ccl::name(Algorithm::two_shot_push), "two_shot_push");
   EXPECT_STREQ(ccl::name(Algorithm::one_shot_ll), "one_shot_ll");
+  EXPECT_STREQ(ccl::name(Algorithm::two_shot_ll), "two_shot_ll");
   EXPECT_STREQ(ccl::name(Route::staged), "staged");
   EXPECT_STREQ(ccl::name(Route::ll), "ll");
 }
@@ -130,12 +136,20 @@ TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   };
   EXPECT_EQ(ar(64 * KiB, 4), Algorithm::one_shot_ll);
   EXPECT_EQ(ar(64 * KiB + 1, 4), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(128 * KiB + 1, 4), Algorithm::two_shot_ll);
+  EXPECT_EQ(ar(1 * MiB, 4), Algorithm::two_shot_ll);
+  EXPECT_EQ(ar(1 * MiB + 1, 4), Algorithm::two_shot_push);
   EXPECT_EQ(ar(8 * KiB, 3), Algorithm::one_shot_ll);
-  const std::pair<const char*, std::size_t> up_to[] = {
-      {"all_gather", 256 * KiB}, {"reduce_scatter", 64 * KiB}, {"all_to_all", 128 * KiB}, {"broadcast", 128 * KiB}};
-  for (auto [c, bytes] : up_to) {
+  EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 512 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::two_shot_push);
+  // broadcast relays its words from 128 KiB and keeps them to kLlMostBytes, past
+  // which the direct route takes over.
+  const std::tuple<const char*, std::size_t, Route> up_to[] = {{"all_gather", 256 * KiB, Route::staged},
+                                                               {"reduce_scatter", 64 * KiB, Route::staged},
+                                                               {"all_to_all", 128 * KiB, Route::staged},
+                                                               {"broadcast", ccl::kLlMostBytes, Route::direct}};
+  for (auto [c, bytes, then] : up_to) {
     EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes, 4, DType::bf16), Route::ll) << c;
-    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes + 1, 4, DType::bf16), Route::staged) << c;
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes + 1, 4, DType::bf16), then) << c;
     EXPECT_NE(ccl::choose_route(c, Route::automatic, bytes, 4, DType::i64), Route::ll) << c;
   }
 }

@@ -31,7 +31,7 @@ namespace {
 // the one it picked shown). A new ccl::Algorithm is added here.
 constexpr ccl::Algorithm kAllReduceAlgorithms[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
                                                    ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
-                                                   ccl::Algorithm::one_shot_ll,
+                                                   ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll,
                                                    ccl::Algorithm::atomic};
 constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                                        Collective::all_to_all, Collective::broadcast};
@@ -144,13 +144,14 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
   }
   if (c.collective == Collective::broadcast && !in_place && !v.nccl) return "iris::ccl::broadcast is in place only";
   if (!v.nccl && c.collective == Collective::all_reduce &&
-      (v.algorithm == ccl::Algorithm::one_shot_push || v.algorithm == ccl::Algorithm::one_shot_ll) &&
+      (v.algorithm == ccl::Algorithm::one_shot_push || v.algorithm == ccl::Algorithm::one_shot_ll ||
+       v.algorithm == ccl::Algorithm::two_shot_ll) &&
       c.n * dtype_size(c.dtype) > kOneShotPushMost) {
     return std::string(ccl::name(v.algorithm)) + " is timed up to 16 MiB (its scratch holds 2 world inputs)";
   }
   if (!v.nccl && v.route == ccl::Route::ll) {
     if (dtype_size(c.dtype) > 4) return "the ll route carries types of at most 4 bytes";
-    if (output_count(c) * dtype_size(c.dtype) > ccl::kLlMostBytes) return "the ll route gives out at most 1 MiB a call";
+    if (output_count(c) * dtype_size(c.dtype) > ccl::kLlMostBytes) return "the ll route gives out at most " + std::to_string(ccl::kLlMostBytes >> 20) + " MiB a call";
   }
   if (!v.nccl && (v.route == ccl::Route::staged || v.route == ccl::Route::ll) &&
       output_count(c) * dtype_size(c.dtype) > kOneShotPushMost) {

@@ -34,8 +34,10 @@ enum class ReduceOp { sum, max, min };
 // equal number on every rank instead of grid-wide barriers. one_shot_ll is one_shot_push
 // in data-and-flag words (each element beside the call's epoch in a 64-bit word: no
 // fence, no separate flag; types of at most 4 bytes, inputs of at most kLlMostBytes).
-// automatic picks by size.
-enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push, one_shot_ll };
+// two_shot_ll is a reduce-scatter and an all-gather in those words: two trips over the
+// links and no fence, each rank storing 2 (world - 1) / world of its input's words where
+// one_shot_ll stores world - 1 times them (the same limits). automatic picks by size.
+enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push, one_shot_ll, two_shot_ll };
 
 // Where all_gather, reduce_scatter, all_to_all and broadcast put what they receive.
 // direct: into the output (a flag round when every rank has arrived, so its output is
@@ -49,13 +51,16 @@ enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_pus
 // of at most kLlMostBytes. automatic picks by size, world and type: at 2 ranks ll (and
 // one_shot_ll) for small calls of types of at most 4 bytes (one NVLink trip a call, no
 // fence: 8 KiB calls 1.4-1.7x faster than staged on 2 x H100), staged above, direct for
-// the largest; ll is not yet measured at 4 ranks and is not picked there.
+// the largest (the sizes are in ccl.cpp's tables, measured at 2 and 4 ranks). broadcast's
+// ll route relays through the other ranks from a few hundred KiB at more than 2 ranks, so
+// that root's link carries the words once.
 enum class Route { automatic, direct, staged, ll };
 
 // The most bytes one_shot_ll takes in and the ll route gives out in a call: their
-// words hold 2 world times the data (8 world times a 2-byte type's), and past a few
-// hundred KiB the doubled bytes on the links cost more than the fence they save.
-inline constexpr std::size_t kLlMostBytes = std::size_t{1} << 20;
+// words take twice the data's bytes (a 4-byte flag beside every 4 bytes of data), in
+// two halves of up to world rows each, and past a few MiB the doubled bytes on the links
+// cost more than the fences they save.
+inline constexpr std::size_t kLlMostBytes = std::size_t{4} << 20;
 
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter

@@ -34,6 +34,7 @@ const char* name(Algorithm a) {
     case Algorithm::one_shot_push: return "one_shot_push";
     case Algorithm::two_shot_push: return "two_shot_push";
     case Algorithm::one_shot_ll: return "one_shot_ll";
+    case Algorithm::two_shot_ll: return "two_shot_ll";
   }
   return "?";
 }
@@ -65,6 +66,7 @@ struct SmallUpTo {
 };
 constexpr SmallUpTo kSmallUpTo[] = {
     {"all_reduce", 2, std::size_t{1} << 20},       // 2 ranks, 1 MiB: one_shot_push 12.5 us, two_shot 14.3
+    {"all_reduce", 4, std::size_t{128} << 10},     // 4 ranks in a graph, 128 KiB: one_shot_push 7.04 us, two_shot_ll 7.91; 256 KiB: 8.57, 8.42
     {"all_reduce", 0, std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
     {"all_gather", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
     {"reduce_scatter", 2, std::size_t{8} << 20},   // 2 ranks, 8 MiB out (16 in): staged 42.0 us, direct 44.6
@@ -83,6 +85,11 @@ struct ProgramsUpTo {
 };
 // broadcast's direct route: programs at most (broadcast() says why).
 constexpr std::size_t kBroadcastDirectPrograms = 128;
+// broadcast's ll route relays through the non-root ranks (dsl/ccl/ll.iris's
+// broadcast_ll_relay) from this many bytes on, at more than 2 ranks: root's link then
+// carries the words once, not world - 1 times, for a second trip (4 x H100 in a graph:
+// 64 KiB 3.73 us plain, 4.25 relayed; 128 KiB 4.97, 4.63; 1 MiB 20.18, 9.58).
+constexpr std::size_t kBroadcastRelayFrom = std::size_t{128} << 10;
 
 constexpr ProgramsUpTo kTwoShotPrograms[] = {
     {std::size_t{4} << 20, 64},
@@ -91,23 +98,34 @@ constexpr ProgramsUpTo kTwoShotPrograms[] = {
 
 // Where automatic sends data-and-flag words (all_reduce: one_shot_ll; the others: the ll
 // route), for types of at most 4 bytes: the largest size at which they were the faster
-// in a graph, from `iris-bench ccl --graph --dtypes bf16 --sizes 8KiB,64KiB,256KiB,1MiB
-// --algorithms one_shot_push,one_shot_ll --routes staged,ll` on 2 x H100 and 4 x H100 (2026-11-26,
-// docs/performance.md), sizes as kSmallUpTo counts them. Only the worlds measured have
-// rows (world 0 would be any); at one rank there is no link to save a trip on, and the
-// staged copy stays.
+// in a graph, from `iris-bench ccl --graph --dtypes bf16 --sizes 8KiB,...,4MiB
+// --algorithms one_shot_push,one_shot_ll --routes ll,staged,direct` on 2 x H100 and
+// 4 x H100 (2026-11-26 and 2026-11-27, docs/performance.md), 16-bit values two to a
+// word, sizes as kSmallUpTo counts them. Only the worlds measured have rows (world 0
+// would be any); at one rank there is no link to save a trip on, and the staged copy
+// stays.
 constexpr SmallUpTo kLlUpTo[] = {
-    {"all_reduce", 2, std::size_t{64} << 10},       // 64 KiB: 4.31 us against 5.42; 256 KiB: 6.66 against 6.13
-    {"all_gather", 2, std::size_t{256} << 10},      // 256 KiB: 5.31 us against staged 5.56; 1 MiB: 10.37 against 7.75
-    {"reduce_scatter", 2, std::size_t{128} << 10},  // 128 KiB out: 5.60 us against 6.09; 512 KiB out: 11.23 against 7.80
-    {"all_to_all", 2, std::size_t{256} << 10},      // 256 KiB: 5.54 us against 6.00; 1 MiB: 10.78 against 8.96
-    {"broadcast", 2, std::size_t{64} << 10},        // 64 KiB: 3.26 us against staged 4.60; 256 KiB: 5.46 against 5.30
-    // 4 ranks (4 x H100, 16-bit values two to a word; 16 KiB to 128 KiB timed too):
+    {"all_reduce", 2, std::size_t{512} << 10},      // 512 KiB: 7.51 us against 7.72; 1 MiB: 12.24 against 10.28
+    {"all_gather", 2, std::size_t{1} << 20},        // 1 MiB: 6.97 us against staged 8.30; 2 MiB: 11.27 against 10.28
+    {"reduce_scatter", 2, std::size_t{512} << 10},  // 512 KiB out: 6.77 us against 7.51; 1 MiB out: 11.35 against 10.66
+    {"all_to_all", 2, std::size_t{1} << 20},        // 1 MiB: 6.76 us against 7.86; 2 MiB: 11.45 against 10.58
+    {"broadcast", 2, std::size_t{1} << 20},         // 1 MiB: 8.53 us against staged 9.58; 2 MiB: 14.17 against 12.84
     {"all_reduce", 4, std::size_t{64} << 10},       // 64 KiB: 6.07 us against 6.81; 128 KiB: 7.93 against 7.73
     {"all_gather", 4, std::size_t{256} << 10},      // 256 KiB: 6.44 us against staged 6.93; 1 MiB: 10.00 against 8.61
     {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.16 us against 7.60; 256 KiB out: 10.41 against 9.48
     {"all_to_all", 4, std::size_t{128} << 10},      // 128 KiB: 6.13 us against 7.04; 256 KiB: 7.77 against 7.27
-    {"broadcast", 4, std::size_t{128} << 10},       // 128 KiB: 5.35 us against staged 5.45; 256 KiB: 7.55 against 7.06
+    // relayed from kBroadcastRelayFrom; 4 MiB (kLlMostBytes): 30.85 us against direct 38.30
+    {"broadcast", 4, kLlMostBytes},
+};
+
+// Where automatic's all_reduce runs two_shot_ll past one_shot_push's sizes (kSmallUpTo),
+// for types of at most 4 bytes: two trips in words and no fence beat two_shot_push's
+// flag rounds until the doubled bytes cost more (4 x H100 in a graph, 2026-11-27,
+// `--algorithms one_shot_ll,two_shot_ll,one_shot_push,two_shot_push`: 512 KiB 9.64 us
+// against 12.11; 1 MiB 14.74 against 14.98; 2 MiB 26.49 against 19.95). At 2 ranks the
+// two shots store the same bytes as one, so there is no row.
+constexpr SmallUpTo kTwoShotLlUpTo[] = {
+    {"all_reduce", 4, std::size_t{1} << 20},
 };
 
 // The first row of `table` for `collective` whose world covers `world`, or null.
@@ -260,7 +278,16 @@ struct PairedMemo {
         }
       } else if (n.words && w >= n.words && w < n.words + n.words_count && n.row_words && n.rows_per_program) {
         const std::size_t row = static_cast<std::size_t>(w - n.words) / n.row_words;
-        peer = n.rows_per_program == 2 * W ? "rank " + std::to_string(row % W) + "'s words" : "the root's words";
+        // Rows a program: 2 world (one shot, the gathers), 4 world (two shot: each half's
+        // second world rows hold the owners' reduced blocks), 2 (broadcast).
+        const std::size_t r = row % n.rows_per_program;
+        if (n.rows_per_program == 2 * W) {
+          peer = "rank " + std::to_string(r % W) + "'s words";
+        } else if (n.rows_per_program == 4 * W) {
+          peer = "rank " + std::to_string(r % W) + (r % (2 * W) < W ? "'s words" : "'s reduced words");
+        } else {
+          peer = "the root's words (or, from kBroadcastRelayFrom at more than 2 ranks, their relay's)";
+        }
       } else {
         continue;
       }
@@ -450,24 +477,29 @@ void require_ll(const std::string& what, DType dt, std::size_t bytes) {
   }
 }
 
-// all_reduce in data-and-flag words (all_reduce_push.iris's one_shot_ll).
-void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, int programs,
-                   Stream s) {
-  const Paired pk = paired_ll(ctx, dsl::ccl_ll::all_reduce_one_shot_ll, dt, programs,
-                              [&](std::size_t B) { return ceil_div(n, B); });
+// all_reduce in data-and-flag words (dsl/ccl/ll.iris): one shot, or two (a program's
+// rows then hold one block in world of its blocks, in 2 world rows a half).
+void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, Algorithm a,
+                   int programs, Stream s) {
+  const bool two = a == Algorithm::two_shot_ll;
+  const Paired pk = paired_ll(ctx, two ? dsl::ccl_ll::all_reduce_two_shot_ll : dsl::ccl_ll::all_reduce_one_shot_ll, dt,
+                              programs, [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n);
-  note_call(pk, "all_reduce", "one_shot_ll", dt, n, static_cast<int>(op));
+  const std::size_t W = static_cast<std::size_t>(ctx.world());
+  // Two shot: a row holds ceil(mine / world) blocks, mine a program's blocks of n.
+  const std::size_t row_of = two ? ceil_div(ceil_div(ceil_div(n, pk.B), pk.P), W) * pk.B * pk.P : n;
+  note_call(pk, "all_reduce", name(a), dt, n, static_cast<int>(op));
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
                          buffer(dst, dt, {len}), static_cast<std::int64_t>(op),
-                         paired_words(ctx, pk, dt, 2 * static_cast<std::size_t>(ctx.world()), n), pk.state()},
+                         paired_words(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state()},
                         s);
 }
 
 }  // namespace
 
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op) {
-  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Algorithm::one_shot_ll)) {
+  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Algorithm::two_shot_ll)) {
     throw Error("all_reduce: ccl::Algorithm " + std::to_string(static_cast<int>(asked)) + " is not an algorithm");
   }
   require_op("all_reduce", op);
@@ -475,18 +507,21 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
     throw Error(std::string("all_reduce: the atomic algorithm sums 32- and 64-bit types only, not ") + name(op) +
                 " of " + std::string(dtype_name(dtype)));
   }
-  if (asked == Algorithm::one_shot_ll && dtype_size(dtype) > 4) {
-    throw Error(std::string("all_reduce: one_shot_ll carries types of at most 4 bytes beside its flags, not ") +
+  const bool ll = asked == Algorithm::one_shot_ll || asked == Algorithm::two_shot_ll;
+  if (ll && dtype_size(dtype) > 4) {
+    throw Error(std::string("all_reduce: ") + name(asked) + " carries types of at most 4 bytes beside its flags, not " +
                 std::string(dtype_name(dtype)));
   }
-  if (asked == Algorithm::one_shot_ll && bytes > kLlMostBytes) {
-    throw Error("all_reduce: one_shot_ll takes at most " + std::to_string(kLlMostBytes >> 10) + " KiB a call, not " +
-                std::to_string(bytes) + " bytes (its words hold 2 world times the input); use one_shot_push or "
-                "two_shot_push");
+  if (ll && bytes > kLlMostBytes) {
+    throw Error(std::string("all_reduce: ") + name(asked) + " takes at most " + std::to_string(kLlMostBytes >> 10) + " KiB a call, not " +
+                std::to_string(bytes) + " bytes (its words hold the input several times over); use one_shot_push "
+                "or two_shot_push");
   }
   if (asked != Algorithm::automatic) return asked;
   if (bytes <= ll_up_to("all_reduce", world, dtype)) return Algorithm::one_shot_ll;
-  return bytes <= small_up_to("all_reduce", world) ? Algorithm::one_shot_push : Algorithm::two_shot_push;
+  if (bytes <= small_up_to("all_reduce", world)) return Algorithm::one_shot_push;
+  const SmallUpTo* two = dtype_size(dtype) <= 4 && world > 1 ? row_for(kTwoShotLlUpTo, "all_reduce", world) : nullptr;
+  return two && bytes <= two->bytes ? Algorithm::two_shot_ll : Algorithm::two_shot_push;
 }
 
 namespace detail {
@@ -523,8 +558,8 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }
-  if (a == Algorithm::one_shot_ll) {
-    all_reduce_ll(ctx, dt, src, dst, n, o.op, o.programs, s);
+  if (a == Algorithm::one_shot_ll || a == Algorithm::two_shot_ll) {
+    all_reduce_ll(ctx, dt, src, dst, n, o.op, a, o.programs, s);
     return;
   }
   if (a == Algorithm::one_shot_push || a == Algorithm::two_shot_push || a == Algorithm::ring) {
@@ -646,7 +681,8 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   const Route route = choose_route("broadcast", o.route, n * es, ctx.world(), dt);
   if (route == Route::ll) {
     require_ll("broadcast", dt, n * es);
-    const Paired pk = paired_ll(ctx, dsl::ccl_ll::broadcast_ll, dt, o.programs,
+    const bool relay = ctx.world() > 2 && n * es >= kBroadcastRelayFrom;
+    const Paired pk = paired_ll(ctx, relay ? dsl::ccl_ll::broadcast_ll_relay : dsl::ccl_ll::broadcast_ll, dt, o.programs,
                                 [&](std::size_t B) { return ceil_div(n, B); });
     note_call(pk, "broadcast", "ll", dt, n, -1, root);
     pk.in->program.launch(pk.in->kernel,
