@@ -72,9 +72,10 @@ void expect_near(const Tensor<T>& t, const std::function<double(std::int64_t, st
 
 // CT: C's type (T, or f32 for matmul_all_reduce's fused form, which adds in f32).
 template <class T, class CT = T>
-void all_reduce_like(Context& ctx, bool scatter, ops::Schedule s, ccl::Algorithm a, int call) {
+void all_reduce_like(Context& ctx, bool scatter, ops::Schedule s, ccl::Algorithm a, int call,
+                     std::int64_t rows_per_rank = kRowsPerRank) {
   const int w = ctx.world(), r = ctx.rank();
-  const std::int64_t m = kRowsPerRank * w;
+  const std::int64_t m = rows_per_rank * w;
   auto A = make<T>(ctx, m, kK, [&](auto i, auto k) { return a_val(r, i, k, call); });
   auto B = make<T>(ctx, kK, kN, [&](auto k, auto j) { return b_val(r, k, j, call); });
   const std::int64_t rows = scatter ? m / w : m, row0 = scatter ? r * rows : 0;
@@ -113,6 +114,21 @@ void every_op(Context& ctx) {
     all_reduce_like<T>(ctx, false, s, a, 0);
   }
   for (auto s : {S::unfused, S::bulk_synchronous, S::producer_consumer}) all_reduce_like<T>(ctx, true, s, A::automatic, 1);
+  // The fused reduce-scatter stores each GEMM tile to the rank owning its rows: a rank's
+  // rows a multiple of the tile's (64 rows where 128 do not divide them), or refused.
+  all_reduce_like<T>(ctx, true, S::fused, A::automatic, 5, 192);
+  all_reduce_like<T>(ctx, false, S::fused, A::automatic, 8, 192);
+  all_reduce_like<T>(ctx, false, S::fused, A::two_shot, 9, 256);
+  all_reduce_like<T>(ctx, true, S::fused, A::automatic, 6, 256);
+  {
+    bool refused = false;
+    try {
+      all_reduce_like<T>(ctx, true, S::fused, A::automatic, 7, 100);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("must be a multiple of the tile's 64 rows") != std::string::npos;
+    }
+    require(refused, "a fused matmul_reduce_scatter of 100 rows a rank is refused with a message");
+  }
   all_reduce_like<T, float>(ctx, false, S::fused, A::automatic, 4);
 
   // matmul_all_scatter: columns q * N.. of C are rank q's A B_q.
@@ -469,9 +485,17 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C4, {.schedule = ops::Schedule::bulk_synchronous}); })
                     .find("into an f32 C has no bulk_synchronous schedule (it has fused)") != std::string::npos,
             "an f32 C with bf16 operands takes the atomic (fused) form alone");
-    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused}); })
-                    .find("needs an f32 C; C is bf16") != std::string::npos,
-            "the atomic form into a bf16 C is refused");
+    // Into a C of A's type the fused form pushes tiles to their owners and reduces two
+    // shot, a rank's rows a multiple of 64.
+    require(message([&] {
+              ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused, .algorithm = ccl::Algorithm::one_shot});
+            }).find("reduces two shot, not one_shot") != std::string::npos,
+            "the fused form into a bf16 C refuses another algorithm");
+    if (ctx.world() > 1) {
+      require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused}); })
+                      .find("must be a multiple of the tile's 64 rows") != std::string::npos,
+              "the fused form into a bf16 C refuses ranks' rows that do not take whole tiles");
+    }
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C4, {.schedule = ops::Schedule::fused, .algorithm = ccl::Algorithm::ring}); })
                     .find("reduces with atomics, not ring") != std::string::npos,
             "the atomic form with another algorithm is refused");

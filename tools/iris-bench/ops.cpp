@@ -54,9 +54,11 @@ std::vector<Variant> variants_of(LibraryOp op) {
   switch (op) {
     case LibraryOp::matmul_all_reduce:
       return {iris(S::unfused), iris(S::bulk_synchronous, A::one_shot), iris(S::bulk_synchronous, A::two_shot),
-              iris(S::producer_consumer, A::one_shot), iris(S::producer_consumer, A::two_shot), iris(S::automatic)};
+              iris(S::producer_consumer, A::one_shot), iris(S::producer_consumer, A::two_shot), iris(S::fused),
+              iris(S::automatic)};
     case LibraryOp::matmul_reduce_scatter:
-      return {iris(S::unfused), iris(S::bulk_synchronous), iris(S::producer_consumer), iris(S::automatic)};
+      return {iris(S::unfused), iris(S::bulk_synchronous), iris(S::producer_consumer), iris(S::fused),
+              iris(S::automatic)};
     case LibraryOp::matmul_all_scatter: return {iris(S::fused), iris(S::specialized), iris(S::automatic)};
     case LibraryOp::all_gather_matmul:
       return {iris(S::unfused), iris(S::fused), iris(S::fused_pull), iris(S::automatic)};

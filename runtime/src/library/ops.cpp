@@ -382,21 +382,80 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   ctx.device_barrier(s);
 }
 
+// Whether the push-fused ops take this GEMM: a rank's rows (M / world) a multiple of the
+// asked tile's rows, or of 64 for a tile chosen by shape.
+bool push_fits(Context& ctx, const Gemm& g, const Options& asked) {
+  return (g.m / ctx.world()) % (asked.block_m ? asked.block_m : 64) == 0;
+}
+
+// The GEMM of the push-fused ops (dsl/ops/matmul_reduce_scatter.iris's matmul_push_rows):
+// its epilogue stores each tile into the slab of the heap scratch R [M, N] of the rank
+// owning its rows (rows q M / world .. belong to rank q; rank r's tile lands in slab r).
+// Bracketed by device barriers: no rank stores into a peer's R before that peer has
+// summed its R of the last call, and the sums start once every rank's tiles have landed.
+// A tile has one owner, so its rows lie within one rank's: a tile chosen by shape drops
+// to 64 rows where 128 do not divide a rank's rows; one that still does not is refused.
+void* push_rows(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o, Stream s) {
+  const std::int64_t rows = g.m / ctx.world();
+  if (rows % o.block_m != 0 && asked.block_m == 0 && rows % 64 == 0) o.block_m = 64;
+  if (rows % o.block_m != 0) {
+    throw Error(std::string(what) + ": the fused schedule stores each GEMM tile to the one rank that owns its rows, so "
+                "each rank's M / world = " + std::to_string(rows) + " rows must be a multiple of the tile's " +
+                std::to_string(asked.block_m == 0 ? 64 : o.block_m) + " rows");
+  }
+  Instance& gemm = instance(ctx, dsl::ops_matmul_reduce_scatter::matmul_push_rows, gemm_defines(g, o));
+  void* r = library::scratch(ctx, "ops.slabs", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
+  ctx.device_barrier(s);
+  gemm.program.launch(gemm.kernel,
+                      {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(r, g.dtype, {g.m, g.n})},
+                      s);
+  ctx.device_barrier(s);
+  return r;
+}
+
+// matmul_reduce_scatter's fused form: push_rows, then each rank sums its world slabs.
+void matmul_reduce_scatter_push(Context& ctx, const Gemm& g, const Options& asked, const Options& o) {
+  Instance& sum = instance(ctx, dsl::ops_matmul_reduce_scatter::reduce_slabs, library::type_defines(g.dtype, false));
+  Stream s = stream_of(ctx, o);
+  void* r = push_rows(ctx, "matmul_reduce_scatter", g, asked, o, s);
+  sum.program.launch(sum.kernel, {buffer(r, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, {g.m / ctx.world(), g.n})}, s);
+}
+
+// matmul_all_reduce's fused form for a C of A's type: push_rows, then each rank sums its
+// slabs into its rows of every rank's C, and the call ends once every rank's rows are in.
+void matmul_all_reduce_push(Context& ctx, const Gemm& g, const Options& asked, const Options& o) {
+  Instance& sum = instance(ctx, dsl::ops_matmul_all_reduce::reduce_slabs_to_all, library::type_defines(g.dtype, false));
+  Stream s = stream_of(ctx, o);
+  void* r = push_rows(ctx, "matmul_all_reduce", g, asked, o, s);
+  sum.program.launch(sum.kernel, {buffer(r, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, {g.m, g.n})}, s);
+  ctx.device_barrier(s);
+}
+
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   // A 16-bit A and B into an f32 C: the atomic form alone (the others reduce in A's type).
   const bool wide_c = g.c_dtype != g.dtype;
-  // automatic: bulk_synchronous, but unfused from 4 ranks, where the tile reductions lost
-  // to it (4 x H100, M = 4096 and 8192, N = K = 8192: unfused 0.99x cuBLAS + NCCL,
-  // bulk_synchronous two_shot 0.85x, producer_consumer 0.72-0.74x; docs/performance.md).
+  // automatic: fused (tiles pushed to their owners) where a rank's rows take whole tiles,
+  // as it beat every other schedule and cuBLAS + NCCL (4 x H100, N = K = 8192: 1.07x,
+  // 1.11x, 1.10x at M = 1024, 4096, 8192; unfused 0.98-1.04x, bulk_synchronous two_shot
+  // 0.85-0.91x; docs/performance.md); elsewhere unfused from 4 ranks and
+  // bulk_synchronous below, as measured before.
   const Schedule sc =
       wide_c ? schedule_of("matmul_all_reduce into an f32 C", asked.schedule, {Schedule::fused})
+      : asked.schedule == Schedule::automatic && ctx.world() >= 2 && push_fits(ctx, g, asked) ? Schedule::fused
       : asked.schedule == Schedule::automatic && ctx.world() >= 4
           ? Schedule::unfused
           : schedule_of("matmul_all_reduce", asked.schedule,
                         {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
-  if (sc == Schedule::fused) return matmul_all_reduce_atomic(ctx, g, o);
+  if (sc == Schedule::fused) {
+    if (wide_c) return matmul_all_reduce_atomic(ctx, g, o);
+    if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
+      throw Error(std::string("matmul_all_reduce: the fused schedule into a C of A's type pushes tiles to their owners "
+                              "and reduces two shot, not ") + ccl::name(o.algorithm));
+    }
+    return matmul_all_reduce_push(ctx, g, asked, o);
+  }
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
   if (sc == Schedule::unfused) {
@@ -425,10 +484,18 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
 }
 
 void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
-  const Schedule sc = schedule_of("matmul_reduce_scatter", asked.schedule,
-                                  {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused});
+  // automatic: fused where a rank's rows take whole tiles (4 x H100, N = K = 8192:
+  // 1.03x, 1.07x, 1.12x cuBLAS + NCCL at M = 1024, 4096, 8192, where bulk_synchronous
+  // made 0.87-0.92x and unfused 0.58-1.03x; docs/performance.md), bulk_synchronous
+  // elsewhere.
+  const Schedule sc = asked.schedule == Schedule::automatic && ctx.world() >= 2 && push_fits(ctx, g, asked)
+                          ? Schedule::fused
+                          : schedule_of("matmul_reduce_scatter", asked.schedule,
+                                        {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused,
+                                         Schedule::fused});
   const Options o = with_tile("matmul_reduce_scatter", ctx, asked, g.m, g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
+  if (sc == Schedule::fused) return matmul_reduce_scatter_push(ctx, g, asked, o);
   const std::int64_t rows = g.m / ctx.world();
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
