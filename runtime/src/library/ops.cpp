@@ -388,6 +388,16 @@ bool push_fits(Context& ctx, const Gemm& g, const Options& asked) {
   return (g.m / ctx.world()) % (asked.block_m ? asked.block_m : 64) == 0;
 }
 
+// The fewest rows a rank at which automatic pushes: below, a rank's few tiles leave SMs
+// idle and the two device barriers weigh more than the GEMM they surround (4 x H100,
+// M x 8192 x 7168: at M = 256, 64 rows a rank, fused 0.94x cuBLAS + NCCL and unfused
+// 1.20x; at M = 1024, 256 rows a rank, fused 1.07x and unfused 1.04x).
+constexpr std::int64_t kPushFromRows = 256;
+
+bool push_pays(Context& ctx, const Gemm& g, const Options& asked) {
+  return ctx.world() >= 2 && g.m / ctx.world() >= kPushFromRows && push_fits(ctx, g, asked);
+}
+
 // The GEMM of the push-fused ops (dsl/ops/matmul_reduce_scatter.iris's matmul_push_rows):
 // its epilogue stores each tile into the slab of the heap scratch R [M, N] of the rank
 // owning its rows (rows q M / world .. belong to rank q; rank r's tile lands in slab r).
@@ -434,14 +444,14 @@ void matmul_all_reduce_push(Context& ctx, const Gemm& g, const Options& asked, c
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   // A 16-bit A and B into an f32 C: the atomic form alone (the others reduce in A's type).
   const bool wide_c = g.c_dtype != g.dtype;
-  // automatic: fused (tiles pushed to their owners) where a rank's rows take whole tiles,
-  // as it beat every other schedule and cuBLAS + NCCL (4 x H100, N = K = 8192: 1.07x,
-  // 1.11x, 1.10x at M = 1024, 4096, 8192; unfused 0.98-1.04x, bulk_synchronous two_shot
-  // 0.85-0.91x; docs/performance.md); elsewhere unfused from 4 ranks and
-  // bulk_synchronous below, as measured before.
+  // automatic: fused (tiles pushed to their owners) from kPushFromRows rows a rank that
+  // take whole tiles, as it beat every other schedule and cuBLAS + NCCL (4 x H100, N = K
+  // = 8192: 1.07x, 1.11x, 1.10x at M = 1024, 4096, 8192; unfused 0.98-1.04x,
+  // bulk_synchronous two_shot 0.85-0.91x; docs/performance.md); elsewhere unfused from 4
+  // ranks and bulk_synchronous below, as measured before.
   const Schedule sc =
       wide_c ? schedule_of("matmul_all_reduce into an f32 C", asked.schedule, {Schedule::fused})
-      : asked.schedule == Schedule::automatic && ctx.world() >= 2 && push_fits(ctx, g, asked) ? Schedule::fused
+      : asked.schedule == Schedule::automatic && push_pays(ctx, g, asked) ? Schedule::fused
       : asked.schedule == Schedule::automatic && ctx.world() >= 4
           ? Schedule::unfused
           : schedule_of("matmul_all_reduce", asked.schedule,
@@ -484,12 +494,15 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
 }
 
 void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
-  // automatic: fused where a rank's rows take whole tiles (4 x H100, N = K = 8192:
-  // 1.03x, 1.07x, 1.12x cuBLAS + NCCL at M = 1024, 4096, 8192, where bulk_synchronous
-  // made 0.87-0.92x and unfused 0.58-1.03x; docs/performance.md), bulk_synchronous
-  // elsewhere.
-  const Schedule sc = asked.schedule == Schedule::automatic && ctx.world() >= 2 && push_fits(ctx, g, asked)
-                          ? Schedule::fused
+  // automatic: fused from kPushFromRows rows a rank that take whole tiles (4 x H100,
+  // N = K = 8192: 1.03x, 1.07x, 1.12x cuBLAS + NCCL at M = 1024, 4096, 8192, where
+  // bulk_synchronous made 0.87-0.92x and unfused 0.58-1.03x; docs/performance.md);
+  // unfused below them from 4 ranks (M x 8192 x 7168: 1.10x at M = 128, 1.23x at 256,
+  // where bulk_synchronous made 0.92x); bulk_synchronous elsewhere.
+  const bool few_rows = g.m / ctx.world() < kPushFromRows && ctx.world() >= 4;
+  const Schedule sc = asked.schedule == Schedule::automatic && push_pays(ctx, g, asked) ? Schedule::fused
+                      : asked.schedule == Schedule::automatic && few_rows
+                          ? Schedule::unfused
                           : schedule_of("matmul_reduce_scatter", asked.schedule,
                                         {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused,
                                          Schedule::fused});
