@@ -35,13 +35,19 @@ std::string GpuKernelPrinter::reduce(const Value& v, int depth) {
   const bool half = t.type.elem == ScalarType::f16 || t.type.elem == ScalarType::bf16;
   const Fold f = fold_of(v.reduce_op, t.type.elem);
   const std::string r = fresh("r");
-  // Integer max and min start from the thread's first slot; sums from 0.
-  const std::string init = v.reduce_op == ReduceOp::sum ? "0"
-                           : is_float(t.type.elem)      ? f.ident
-                                                        : "(" + f.acc_t + ")" + arr + "[0]";
+  // A partial 1-D layout's slots past the tile's elements are skipped, and its fold
+  // starts from the identity (choose_launch; a 2-D layout is always whole). Otherwise
+  // integer max and min start from the thread's first slot, sums from 0.
+  const std::string L = layout_of(t.type);
+  const tir::Layout* lay = t.type.rows ? nullptr : k_.layout_of(t.type);
+  const bool partial = lay && lay->cols < static_cast<std::int64_t>(threads_) * lay->vec;
+  const std::string holds = partial ? "if (" + L + "::holds(s)) " : "";
+  const std::string init = v.reduce_op == ReduceOp::sum        ? "0"
+                           : is_float(t.type.elem) || partial ? f.ident
+                                                               : "(" + f.acc_t + ")" + arr + "[0]";
   line(depth, f.acc_t + " " + r + " = " + init + ";");
   line(depth, "#pragma unroll");
-  line(depth, "for (int s = 0; s < " + layout_of(t.type) + "::kPerThread; ++s) { " + f.acc_t + " a = " + r + ", b = (" +
+  line(depth, "for (int s = 0; s < " + L + "::kPerThread; ++s) " + holds + "{ " + f.acc_t + " a = " + r + ", b = (" +
                   f.acc_t + ")" + arr + "[s]; " + r + " = " + f.op + "; }");
   // The warp partials go through shared scratch in the accumulator's own type, so u64
   // max/min compare unsigned (the integer scratch is 8-byte slots, wide enough for all).

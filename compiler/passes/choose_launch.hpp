@@ -1,6 +1,8 @@
 // choose_launch: the launch decisions that follow from a kernel's tiles and loops, written
 // into Kernel fields for codegen to print and the launch contract to carry:
-//   - threads per program: 256, or the smallest 1-D tile (or blocks step) below that;
+//   - threads per program: 256, or the smallest 1-D tile (or blocks step) below that,
+//     raised again (to at most 256) where a 2-D tile would otherwise hold more than 64
+//     slots a thread: the small 1-D tiles then take partial layouts;
 //   - the layout of every tile shape anywhere in the kernel (index expressions, ranks
 //     and loop bounds included): 1-D tiles take up to 4 consecutive elements per thread
 //     access (16 bytes of f32), or 1 when the kernel has per-element tile atomics, which

@@ -2,6 +2,7 @@
 // elements read `other:` (so a max over negative data is not 0), and u64 max/min
 // compare unsigned through the block's shared scratch.
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "gpu_harness.hpp"
@@ -102,8 +103,10 @@ kernel along_axes<R: int = 64, C: int = 128>(
 
 TEST_P(IriscReductions, AlongAnAxisBroadcastAndSelect) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
-    // (R, C): threads = the smallest 1-D tile, so these cover a row wider than the
-    // threads, one warp per program, and several rows per slot.
+    // (R, C): threads = the smallest 1-D tile, raised to 128 so that the 8192-element
+    // 2-D tile holds 64 slots a thread: the row sums (and column sums of 32) then take
+    // partial layouts, and these cover a row wider than the threads and several rows per
+    // slot.
     struct Shape2 { std::int64_t r, c; };
     for (const Shape2 sh : {Shape2{64, 128}, Shape2{32, 256}, Shape2{128, 64}, Shape2{256, 32}}) {
       const std::int64_t R = sh.r, C = sh.c, M = 3 * R - 5, N = 2 * C + 7;  // ragged in both
@@ -199,6 +202,79 @@ TEST_P(IriscReductions, AlongRowsNarrowerThanAWarp) {
                                                           std::to_string(got[static_cast<std::size_t>(i)]) + ", want " +
                                                           std::to_string(s));
       for (std::int64_t j = 0; j < 16; ++j) require(got_y[static_cast<std::size_t>(i * 16 + j)] == s, "broadcast row " + std::to_string(i));
+    }
+  });
+}
+
+// A row's sums beside a large 2-D tile (an RMSNorm over a peer's rows): 64 x 256 f32
+// tiles would hold 256 slots a thread over the 64 threads of the 64-element row sums, so
+// the program takes 256 threads and the row sums a partial layout (three of four threads
+// hold no row). Checked: the normalized rows, the row sums stored through a 1-D view
+// (with sentinels past each tile's rows), and a scalar max over the partial tile, whose
+// empty slots must not count (every row's -sum is below 0).
+const char* kRmsRows = R"(
+kernel rms_rows<BM: int = 64, BN: int = 256>(
+    x: symmetric tensor<f32>[M, N],
+    y: tensor<f32>[M, N],
+    ss: tensor<f32>[NC, M],
+    top: tensor<f32>[T],
+) {
+    for t, (m, n) in tiles([M, N], [BM, BN]) {
+        let v = load(x[m, n], from: (rank + 1) % world);
+        let s = sum(v * v, axis: 1);
+        store(y[m, n], v / sqrt(broadcast(s, cols: BN) + 1.0));
+        store(ss[start(n) / BN, m], s);
+        store(top[t], max(0.0 - s));
+    }
+}
+)";
+
+TEST_P(IriscReductions, RowSumsBesideALargeTileTakeMoreThreads) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::int64_t BM = 64, BN = 256, M = 3 * BM, N = 2 * BN + 7, NC = (N + BN - 1) / BN, T = (M / BM) * NC;
+    JitOptions jo;
+    jo.defines = {{"BM", BM}, {"BN", BN}};
+    Program p = jit_program(ctx, kRmsRows, "rms_rows.iris", jo);
+    const auto value = [](int r, std::int64_t i, std::int64_t j) {  // k / 64, |k| <= 30: sums of squares are exact
+      return static_cast<float>(static_cast<int>((i * 7 + j * 13 + r * 5) % 61) - 30) / 64.0f;
+    };
+    std::vector<float> x(static_cast<std::size_t>(M * N));
+    for (std::int64_t i = 0; i < M; ++i) {
+      for (std::int64_t j = 0; j < N; ++j) x[static_cast<std::size_t>(i * N + j)] = value(ctx.rank(), i, j);
+    }
+    auto xt = ctx.empty<float>({M, N});
+    xt.copy_from_host(x);
+    auto y = ctx.full<float>({M, N}, 9.0);
+    auto ss = ctx.full<float>({NC, M}, 9.0);
+    auto top = ctx.full<float>({T}, 9.0);
+    ctx.barrier();
+    p.launch("rms_rows", {xt, y, ss, top});
+    ctx.synchronize();
+    ctx.barrier();
+    const int peer = (ctx.rank() + 1) % ctx.world();
+    const auto got_y = y.to_host(), got_ss = ss.to_host(), got_top = top.to_host();
+    for (std::int64_t c = 0; c < NC; ++c) {
+      for (std::int64_t b = 0; b < M / BM; ++b) {
+        float most = -3.0e38f;
+        for (std::int64_t i = b * BM; i < b * BM + BM; ++i) {
+          float sum = 0;
+          for (std::int64_t j = c * BN; j < std::min(N, c * BN + BN); ++j) sum += value(peer, i, j) * value(peer, i, j);
+          const float got = got_ss[static_cast<std::size_t>(c * M + i)];
+          require(got == sum, "row sum " + std::to_string(i) + ", chunk " + std::to_string(c) + ": got " +
+                                  std::to_string(got) + ", want " + std::to_string(sum));
+          most = std::max(most, -sum);
+          for (std::int64_t j = c * BN; j < std::min(N, c * BN + BN); ++j) {
+            const float want = value(peer, i, j) / std::sqrt(sum + 1.0f);
+            const float g = got_y[static_cast<std::size_t>(i * N + j)];
+            require(std::abs(g - want) <= 1e-6f * std::max(1.0f, std::abs(want)),
+                    "y[" + std::to_string(i) + ", " + std::to_string(j) + "]: got " + std::to_string(g) + ", want " +
+                        std::to_string(want));
+          }
+        }
+        const float got = got_top[static_cast<std::size_t>(b * NC + c)];
+        require(got == most, "the max over tile (" + std::to_string(b) + ", " + std::to_string(c) + ")'s row sums: got " +
+                                 std::to_string(got) + ", want " + std::to_string(most) + " (an empty slot counted?)");
+      }
     }
   });
 }

@@ -3,7 +3,9 @@
 // element ((s / VEC) * THREADS + t) * VEC + s % VEC, so each thread touches VEC
 // consecutive elements at a time (16-byte accesses for 4-byte types) and a warp's
 // accesses are contiguous. Out-of-range elements (>= valid) read as zero and are never
-// written.
+// written. A tile of fewer elements than THREADS * VEC (a row's sums in a program whose
+// threads a large 2-D tile needs) is partial: its one slot is an element only on the
+// first B / VEC threads, and loads, stores and reductions skip the rest (kPartial).
 #pragma once
 
 #include "arch.hpp"
@@ -20,9 +22,12 @@ struct Layout {
   static constexpr int kPerThread = kChunks * VEC;
   static constexpr int kSize = B;
   static constexpr int kThreads = THREADS;
+  static constexpr bool kPartial = B < THREADS * VEC;
   IRIS_DEVICE IRIS_FORCEINLINE static long long elem(int s) {
     return ((long long)(s / VEC) * THREADS + threadIdx.x) * VEC + s % VEC;
   }
+  // Whether slot s holds an element of the tile (always, unless partial).
+  IRIS_DEVICE IRIS_FORCEINLINE static bool holds(int s) { return !kPartial || elem(s) < B; }
 };
 
 namespace detail {
@@ -90,7 +95,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void store_vec(T* dst, const T* src) {
 template <class L, class T>
 IRIS_DEVICE IRIS_FORCEINLINE bool whole_and_aligned(const T* p, long long valid) {
   constexpr unsigned long long kAlign = L::kVec * sizeof(T) >= 16 ? 16 : L::kVec * sizeof(T);
-  return valid >= L::kSize && reinterpret_cast<unsigned long long>(p) % kAlign == 0;
+  return !L::kPartial && valid >= L::kSize && reinterpret_cast<unsigned long long>(p) % kAlign == 0;
 }
 
 // r[s] = p[elem(s)] for elem(s) < valid, else `other`. `p` may point into a peer's heap.
@@ -105,7 +110,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void load(T (&r)[L::kPerThread], const T* p, long l
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
-    r[s] = e < valid ? p[e] : T(other);
+    r[s] = e < valid && L::holds(s) ? p[e] : T(other);
   }
 }
 
@@ -121,7 +126,7 @@ IRIS_DEVICE IRIS_FORCEINLINE void store(T* p, const T (&r)[L::kPerThread], long 
 #pragma unroll
   for (int s = 0; s < L::kPerThread; ++s) {
     const long long e = L::elem(s);
-    if (e < valid) p[e] = r[s];
+    if (e < valid && L::holds(s)) p[e] = r[s];
   }
 }
 
