@@ -119,6 +119,12 @@ void every_op(Context& ctx) {
   all_reduce_like<T>(ctx, true, S::fused, A::automatic, 5, 192);
   all_reduce_like<T>(ctx, false, S::fused, A::automatic, 8, 192);
   all_reduce_like<T>(ctx, false, S::fused, A::two_shot, 9, 256);
+  // Where a rank's rows take whole tiles the tile-by-tile schedules push too (two_shot
+  // for matmul_all_reduce): the owner sums its slabs as they become whole.
+  for (auto s : {S::bulk_synchronous, S::producer_consumer}) {
+    all_reduce_like<T>(ctx, true, s, A::automatic, 10, 192);
+    all_reduce_like<T>(ctx, false, s, A::two_shot, 11, 256);
+  }
   all_reduce_like<T>(ctx, true, S::fused, A::automatic, 6, 256);
   {
     bool refused = false;

@@ -105,9 +105,12 @@ void plain_matmul(Context& ctx, const Gemm& g, const void* a, std::int64_t m, vo
 }
 
 // The GEMM into the heap scratch P, announcing each tile, then `consumer` with (P, C of
-// shape c_shape, flags, state, sync): on the same stream or beside it.
+// shape c_shape, flags, state, sync): on the same stream or beside it. `producer`:
+// matmul_signal (every tile into this rank's P, announced to every rank), or
+// matmul_push_rows_signal (every tile into its owner's P, announced there).
 void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule schedule,
-                         const dsl::DslKernel& consumer, Shape c_shape) {
+                         const dsl::DslKernel& consumer, Shape c_shape,
+                         const dsl::DslKernel& producer = dsl::ops_matmul::matmul_signal) {
   // Ranks that are threads sharing one GPU share one CUDA context too, and there the
   // hardware may hold one rank's producer or consumer back until a peer's spinning
   // consumer ends, which waits for it (seen at 4 ranks on one H100): the consumer then
@@ -127,7 +130,7 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   cons_defines["DIV"] = whole_gpu ? 1 : 4;
   cons_defines["OCC"] = whole_gpu ? 2 : 1;
   Instance& cons = instance(ctx, consumer, std::move(cons_defines));
-  Instance& prod = instance(ctx, dsl::ops_matmul::matmul_signal, gemm_defines(g, o));
+  Instance& prod = instance(ctx, producer, gemm_defines(g, o));
   const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * ctx.world();
   const Arg flags = flags_arg(library::tile_flags(ctx, cons, static_cast<std::size_t>(count)), count);
   void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
@@ -405,14 +408,19 @@ bool push_pays(Context& ctx, const Gemm& g, const Options& asked) {
 // summed its R of the last call, and the sums start once every rank's tiles have landed.
 // A tile has one owner, so its rows lie within one rank's: a tile chosen by shape drops
 // to 64 rows where 128 do not divide a rank's rows; one that still does not is refused.
-void* push_rows(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o, Stream s) {
+Options push_tile(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o) {
   const std::int64_t rows = g.m / ctx.world();
   if (rows % o.block_m != 0 && asked.block_m == 0 && rows % 64 == 0) o.block_m = 64;
   if (rows % o.block_m != 0) {
-    throw Error(std::string(what) + ": the fused schedule stores each GEMM tile to the one rank that owns its rows, so "
-                "each rank's M / world = " + std::to_string(rows) + " rows must be a multiple of the tile's " +
-                std::to_string(asked.block_m == 0 ? 64 : o.block_m) + " rows");
+    throw Error(std::string(what) + ": the " + name(asked.schedule) + " schedule stores each GEMM tile to the one rank "
+                "that owns its rows, so each rank's M / world = " + std::to_string(rows) +
+                " rows must be a multiple of the tile's " + std::to_string(asked.block_m == 0 ? 64 : o.block_m) + " rows");
   }
+  return o;
+}
+
+void* push_rows(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o, Stream s) {
+  o = push_tile(ctx, what, g, asked, o);
   Instance& gemm = instance(ctx, dsl::ops_matmul_reduce_scatter::matmul_push_rows, gemm_defines(g, o));
   void* r = library::scratch(ctx, "ops.slabs", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
   ctx.device_barrier(s);
@@ -487,6 +495,15 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
     throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule reduces tiles one_shot or two_shot, not " +
                 ccl::name(a) + " (the unfused schedule runs every algorithm)");
   }
+  // two_shot where a rank's rows take whole tiles: each tile pushed into its owner's slab
+  // and announced there, and the owner sums its rows as they become whole and stores
+  // them into every rank's C; otherwise the owner of each piece reads every rank's.
+  if (a == ccl::Algorithm::two_shot && push_fits(ctx, g, asked)) {
+    produce_and_consume(ctx, g, push_tile(ctx, "matmul_all_reduce", g, asked, o), sc,
+                        dsl::ops_matmul_all_reduce::reduce_slabs_tiles_to_all, {g.m, g.n},
+                        dsl::ops_matmul_reduce_scatter::matmul_push_rows_signal);
+    return;
+  }
   produce_and_consume(ctx, g, o, sc,
                       a == ccl::Algorithm::one_shot ? dsl::ops_matmul_all_reduce::reduce_tiles_one_shot
                                                     : dsl::ops_matmul_all_reduce::reduce_tiles_two_shot,
@@ -515,6 +532,16 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
     plain_matmul(ctx, g, g.a, g.m, p, o, stream_of(ctx, o));
     ccl::detail::reduce_scatter(ctx, g.dtype, p, g.c, static_cast<std::size_t>(rows * g.n),
                                 {ccl::ReduceOp::sum, ccl::Algorithm::automatic, o.stream});
+    return;
+  }
+  // bulk_synchronous and producer_consumer: each tile pushed into its owner's slab and
+  // announced there, and the owner sums its rows from its own memory as they become
+  // whole (where a rank's rows take whole tiles); otherwise each rank reads every rank's
+  // tiles of its rows.
+  if (push_fits(ctx, g, asked)) {
+    produce_and_consume(ctx, g, push_tile(ctx, "matmul_reduce_scatter", g, asked, o), sc,
+                        dsl::ops_matmul_reduce_scatter::reduce_slabs_tiles, {rows, g.n},
+                        dsl::ops_matmul_reduce_scatter::matmul_push_rows_signal);
     return;
   }
   produce_and_consume(ctx, g, o, sc, dsl::ops_matmul_reduce_scatter::reduce_scatter_tiles, {rows, g.n});
