@@ -125,6 +125,10 @@ void every_op(Context& ctx) {
     all_reduce_like<T>(ctx, true, s, A::automatic, 10, 192);
     all_reduce_like<T>(ctx, false, s, A::two_shot, 11, 256);
   }
+  // One kernel of two roles: tile rows dealt to the ranks in turn (M a multiple of world
+  // times the tile's rows: 64-row tiles at 192 rows a rank, 128 at 256).
+  all_reduce_like<T>(ctx, false, S::specialized, A::automatic, 12, 192);
+  all_reduce_like<T>(ctx, false, S::specialized, A::two_shot, 13, 256);
   all_reduce_like<T>(ctx, true, S::fused, A::automatic, 6, 256);
   {
     bool refused = false;
@@ -497,6 +501,9 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
               ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused, .algorithm = ccl::Algorithm::one_shot});
             }).find("reduces two shot, not one_shot") != std::string::npos,
             "the fused form into a bf16 C refuses another algorithm");
+    require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::specialized, .block_m = 128, .block_n = 128}); })
+                    .find("must be a multiple of world x the tile's rows") != std::string::npos,
+            "the specialized matmul_all_reduce refuses rows that do not deal into whole tiles");
     if (ctx.world() > 1) {
       require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused}); })
                       .find("must be a multiple of the tile's 64 rows") != std::string::npos,

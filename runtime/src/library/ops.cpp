@@ -439,6 +439,36 @@ void matmul_reduce_scatter_push(Context& ctx, const Gemm& g, const Options& aske
   sum.program.launch(sum.kernel, {buffer(r, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, {g.m / ctx.world(), g.n})}, s);
 }
 
+// matmul_all_reduce's workgroup-specialized form (matmul_all_reduce_roles): the GEMM
+// pushes each tile to its owner (owners dealt by tile row, round robin) while the reduce
+// role, on a sixteenth of the SMs, sums each rank's rows as they become whole and stores
+// them into every rank's C. M must be a multiple of world BM (64 rows where 128 do not
+// divide it and the tile is chosen by shape).
+void matmul_all_reduce_specialized(Context& ctx, const Gemm& g, const Options& asked, Options o) {
+  const std::int64_t w = ctx.world();
+  if (g.m % (w * o.block_m) != 0 && asked.block_m == 0 && g.m % (w * 64) == 0) o.block_m = 64;
+  if (g.m % (w * o.block_m) != 0) {
+    throw Error("matmul_all_reduce: the specialized schedule deals the GEMM's tile rows to the ranks in turn, so M = " +
+                std::to_string(g.m) + " must be a multiple of world x the tile's rows (" + std::to_string(w) + " x " +
+                std::to_string(asked.block_m == 0 ? 64 : o.block_m) + ")");
+  }
+  auto defines = gemm_defines(g, o);
+  defines["CM"] = 32;
+  defines["CN"] = o.block_n;
+  Instance& in = instance(ctx, dsl::ops_matmul_all_reduce::matmul_all_reduce_roles, std::move(defines));
+  const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * w;
+  const Arg flags = flags_arg(library::tile_flags(ctx, in, static_cast<std::size_t>(count)), count);
+  void* r = library::scratch(ctx, "ops.slabs", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
+  // Peers store into this rank's C: not before every rank is done with its C of the last
+  // call (the slabs: the last call's kernel ended with every rank's sums done).
+  Stream s = stream_of(ctx, o);
+  ctx.device_barrier(s);
+  in.program.launch(in.kernel,
+                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(r, g.dtype, {g.m, g.n}),
+                     buffer(g.c, g.dtype, {g.m, g.n}), flags, state_arg(in), sync_arg(ctx, in)},
+                    s);
+}
+
 // matmul_all_reduce's fused form for a C of A's type: push_rows, then each rank sums its
 // slabs into its rows of every rank's C, and the call ends once every rank's rows are in.
 void matmul_all_reduce_push(Context& ctx, const Gemm& g, const Options& asked, const Options& o) {
@@ -463,7 +493,8 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
       : asked.schedule == Schedule::automatic && ctx.world() >= 4
           ? Schedule::unfused
           : schedule_of("matmul_all_reduce", asked.schedule,
-                        {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused});
+                        {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused,
+                         Schedule::specialized});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
   if (sc == Schedule::fused) {
@@ -475,6 +506,12 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
     return matmul_all_reduce_push(ctx, g, asked, o);
   }
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
+  if (sc == Schedule::specialized) {
+    if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
+      throw Error(std::string("matmul_all_reduce: the specialized schedule reduces two shot, not ") + ccl::name(o.algorithm));
+    }
+    return matmul_all_reduce_specialized(ctx, g, asked, o);
+  }
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", bytes);
