@@ -63,7 +63,8 @@ inline std::string suite_backend() { return backend::active().name(); }
 // empty on host and hip): tests that use them start with IRIS_REQUIRE_CUDA().
 inline void run_ranks(int ranks, const std::function<void(Context&, Module&)>& body,
                       std::size_t heap = std::size_t{256} << 20) {
-  Options o;
+  // From the environment (IRIS_CHECK_RACES, IRIS_WAIT_TIMEOUT, ...), then the suite's own.
+  Options o = Options::from_env();
   o.heap_bytes = on_host_backend() ? std::min<std::size_t>(heap, std::size_t{64} << 20) : heap;
   o.ranks = ranks;
   o.share_gpus = true;

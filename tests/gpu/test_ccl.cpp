@@ -149,7 +149,7 @@ TEST_P(Collectives, BroadcastsWithRootsInRuns) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     const int w = ctx.world();
     constexpr int kRoots[] = {0, 0, 1, 1, 1, 0, 2, 2, 3, 0, 0, 3, 1, 2, 2, 0};
-    // 80000 floats: the ll route relays through the non-root ranks from 256 KiB at more
+    // 80000 floats: the ll route relays through the non-root ranks from 128 KiB at more
     // than 2 ranks, so both of its kernels see roots in runs.
     for (auto [n, route] : {std::pair{std::size_t{3001}, ccl::Route::staged}, {std::size_t{3001}, ccl::Route::direct},
                             {std::size_t{3001}, ccl::Route::ll}, {std::size_t{80000}, ccl::Route::ll}}) {

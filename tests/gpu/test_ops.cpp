@@ -184,6 +184,55 @@ TEST_P(Ops, EveryOpAndScheduleF16) {
   run_ranks(GetParam(), [](Context& ctx, Module&) { every_op<half>(ctx); });
 }
 
+// A pushing schedule right after an unfused call: the unfused call's collective (in
+// data-and-flag words at this size: no flag round) may still read a rank's partial
+// products while a peer that is done already pushes the next call's tiles; the pushes
+// go to a scratch of their own (the race checker of the host backend saw the overlap
+// when they shared one).
+TEST_P(Ops, PushingAfterAnUnfusedCallSharesNoScratch) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    // 128 columns: at 4 ranks the unfused collectives then run in words (16 and 64 KiB).
+    const std::int64_t w = ctx.world(), r = ctx.rank(), rows = 64, m = rows * w, n = 128;
+    auto A = make<bfloat16>(ctx, m, kK, [&](auto i, auto k) { return a_val(static_cast<int>(r), i, k, 70); });
+    auto B = make<bfloat16>(ctx, kK, n, [&](auto k, auto j) { return b_val(static_cast<int>(r), k, j, 70); });
+    auto Cs = ctx.zeros<bfloat16>(Shape{rows, n});
+    auto Ca = ctx.zeros<bfloat16>(Shape{m, n});
+    ctx.barrier();
+    // Back to back, no host synchronization between the calls.
+    for (int call = 0; call < 3; ++call) {
+      ops::matmul_all_reduce(ctx, A, B, Ca, {.schedule = ops::Schedule::unfused});
+      ops::matmul_all_reduce(ctx, A, B, Ca, {.schedule = ops::Schedule::bulk_synchronous, .algorithm = ccl::Algorithm::two_shot});
+    }
+    for (int call = 0; call < 3; ++call) {
+      ops::matmul_reduce_scatter(ctx, A, B, Cs, {.schedule = ops::Schedule::unfused});
+      ops::matmul_reduce_scatter(ctx, A, B, Cs, {.schedule = ops::Schedule::bulk_synchronous});
+    }
+    ctx.synchronize();
+    const auto sum = [&](std::int64_t i, std::int64_t j) {
+      double t = 0;
+      for (int q = 0; q < w; ++q) t += partial(q, i, j, 70);
+      return t;
+    };
+    const auto bound = [&](std::int64_t i, std::int64_t j) {
+      double mag = 0;
+      for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, 70));
+      return eps<bfloat16>() * 2 * mag + 1e-9;
+    };
+    expect_near(Cs, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return bound(i + r * rows, j); },
+                "matmul_reduce_scatter after unfused calls");
+    expect_near(Ca, sum, bound, "matmul_all_reduce after unfused calls");
+  });
+}
+
+// automatic keeps an algorithm the caller asked for: where it would push (fused, which
+// reduces two shot), a one_shot request runs as before instead of being refused.
+TEST_P(Ops, AutomaticKeepsAnAskedAlgorithm) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    all_reduce_like<bfloat16>(ctx, false, ops::Schedule::automatic, ccl::Algorithm::one_shot, 60, 256);
+    all_reduce_like<bfloat16>(ctx, false, ops::Schedule::automatic, ccl::Algorithm::two_shot, 61, 256);
+  });
+}
+
 TEST_P(Ops, CallsBackToBackWithoutAReset) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     using S = ops::Schedule;

@@ -141,6 +141,9 @@ TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   EXPECT_EQ(ar(1 * MiB + 1, 4), Algorithm::two_shot_push);
   EXPECT_EQ(ar(8 * KiB, 3), Algorithm::one_shot_ll);
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 512 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::two_shot_push);
+  // 8-byte types never take two_shot_ll, and keep one_shot_push to 256 KiB.
+  EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 200 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::one_shot_push);
+  EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 256 * KiB + 1, 4, DType::i64, ReduceOp::sum), Algorithm::two_shot_push);
   // broadcast relays its words from 128 KiB and keeps them to kLlMostBytes, past
   // which the direct route takes over.
   const std::tuple<const char*, std::size_t, Route> up_to[] = {{"all_gather", 256 * KiB, Route::staged},

@@ -29,7 +29,7 @@ namespace iris::ops {
 //    rank's C with atomics (Iris's atomic matmul_all_reduce; A and B bf16, f16 or f32);
 //    matmul_reduce_scatter, and matmul_all_reduce into a C of A's type, store each tile
 //    into a scratch slab of the rank owning its rows (M / world rows a rank, a multiple
-//    of 64), which sums its slabs from its own memory (and matmul_all_reduce's stores the
+//    of the tile's rows: 64 when the tile is chosen by shape), which sums its slabs from its own memory (and matmul_all_reduce's stores the
 //    sums into every rank's C); all_gather_matmul pushes every rank's rows to every rank, and the GEMM waits, tile
 //    by tile, for the rows it covers (Iris's push all_gather_matmul).
 //  fused_pull: all_gather_matmul's GEMM reads every rank's rows of A where they lie,
@@ -104,7 +104,7 @@ void matmul_all_scatter(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Te
 // C [M, N] = sum over ranks of A_r B_r (K split over the ranks: a row-parallel layer).
 // C of A's type, or f32: then the fused schedule alone, every tile added into every
 // rank's C with atomics. The fused schedule into a C of A's type needs M / world to be a
-// multiple of 64.
+// multiple of the GEMM tile's rows (64 when the tile is chosen by shape).
 template <class T, class U>
 void matmul_all_reduce(Context& ctx, const Tensor<T>& A, const Tensor<T>& B, Tensor<U>& C, const Options& o = {}) {
   detail::matmul_all_reduce(ctx, detail::check("matmul_all_reduce", dtype_of_v<T>, dtype_of_v<U>, true, A.shape(),

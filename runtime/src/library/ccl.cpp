@@ -66,7 +66,6 @@ struct SmallUpTo {
 };
 constexpr SmallUpTo kSmallUpTo[] = {
     {"all_reduce", 2, std::size_t{1} << 20},       // 2 ranks, 1 MiB: one_shot_push 12.5 us, two_shot 14.3
-    {"all_reduce", 4, std::size_t{128} << 10},     // 4 ranks in a graph, 128 KiB: one_shot_push 7.04 us, two_shot_ll 7.91; 256 KiB: 8.57, 8.42
     {"all_reduce", 0, std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
     {"all_gather", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
     {"reduce_scatter", 2, std::size_t{8} << 20},   // 2 ranks, 8 MiB out (16 in): staged 42.0 us, direct 44.6
@@ -127,6 +126,9 @@ constexpr SmallUpTo kLlUpTo[] = {
 constexpr SmallUpTo kTwoShotLlUpTo[] = {
     {"all_reduce", 4, std::size_t{1} << 20},
 };
+// Where a kTwoShotLlUpTo row applies, one_shot_push keeps the sizes up to this (in a
+// graph, 128 KiB: one_shot_push 7.04 us, two_shot_ll 7.91; 256 KiB: 8.57, 8.42).
+constexpr std::size_t kOneShotPushBeforeTwoShotLl = std::size_t{128} << 10;
 
 // The first row of `table` for `collective` whose world covers `world`, or null.
 template <std::size_t N>
@@ -519,8 +521,8 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
   }
   if (asked != Algorithm::automatic) return asked;
   if (bytes <= ll_up_to("all_reduce", world, dtype)) return Algorithm::one_shot_ll;
-  if (bytes <= small_up_to("all_reduce", world)) return Algorithm::one_shot_push;
-  const SmallUpTo* two = dtype_size(dtype) <= 4 && world > 1 ? row_for(kTwoShotLlUpTo, "all_reduce", world) : nullptr;
+  const SmallUpTo* two = dtype_size(dtype) <= 4 && world > 2 ? row_for(kTwoShotLlUpTo, "all_reduce", world) : nullptr;
+  if (bytes <= (two ? kOneShotPushBeforeTwoShotLl : small_up_to("all_reduce", world))) return Algorithm::one_shot_push;
   return two && bytes <= two->bytes ? Algorithm::two_shot_ll : Algorithm::two_shot_push;
 }
 

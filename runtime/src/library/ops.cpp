@@ -133,7 +133,13 @@ void produce_and_consume(Context& ctx, const Gemm& g, const Options& o, Schedule
   Instance& prod = instance(ctx, producer, gemm_defines(g, o));
   const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * ctx.world();
   const Arg flags = flags_arg(library::tile_flags(ctx, cons, static_cast<std::size_t>(count)), count);
-  void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
+  // A pushing producer stores into the peers' scratch: one of its own, whose only other
+  // writers are calls like this one, whose consumers end together (depart). In
+  // "ops.partial" it could overwrite a peer's partial that an unfused call's collective
+  // (in data-and-flag words: no flag round to wait for) still reads.
+  const bool pushes = std::string_view(producer.name) != dsl::ops_matmul::matmul_signal.name;
+  void* p = library::scratch(ctx, pushes ? "ops.pushed_tiles" : "ops.partial",
+                             static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
   Stream s = stream_of(ctx, o);
   Stream side = s;
   if (beside) {
@@ -489,7 +495,9 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   // ranks and bulk_synchronous below, as measured before.
   const Schedule sc =
       wide_c ? schedule_of("matmul_all_reduce into an f32 C", asked.schedule, {Schedule::fused})
-      : asked.schedule == Schedule::automatic && push_pays(ctx, g, asked) ? Schedule::fused
+      : asked.schedule == Schedule::automatic && push_pays(ctx, g, asked) &&
+              (asked.algorithm == ccl::Algorithm::automatic || asked.algorithm == ccl::Algorithm::two_shot)
+          ? Schedule::fused
       : asked.schedule == Schedule::automatic && ctx.world() >= 4
           ? Schedule::unfused
           : schedule_of("matmul_all_reduce", asked.schedule,
