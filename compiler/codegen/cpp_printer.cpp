@@ -108,6 +108,11 @@ std::string CppPrinter::cast(ScalarType to, ScalarType from, const std::string& 
     return std::string(type_name(to)) + "((" + a + ") ? 1.0f : 0.0f)";
   }
   if (to_half) return std::string(type_name(to)) + "((float)(" + a + "))";
+  // The same for f32: a bool made a float, then bf16 (`(b as f32) as bf16`), folds
+  // into the i1-to-bf16 conversion the AMDGPU backend cannot select either.
+  if (from == ScalarType::boolean && bool_to_half_as_select() && to == ScalarType::f32) {
+    return "((" + a + ") ? (" + std::string(type_name(to)) + ")1 : (" + std::string(type_name(to)) + ")0)";
+  }
   if (from_half) return "(" + std::string(type_name(to)) + ")(float)" + a;
   return "(" + std::string(type_name(to)) + ")(" + a + ")";
 }

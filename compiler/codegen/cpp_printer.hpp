@@ -26,9 +26,9 @@ class CppPrinter {
   virtual const char* type_name(ScalarType t) const = 0;
   // An f32 given by its IEEE bits (inf, NaN, subnormals).
   virtual std::string float_from_bits(std::uint32_t bits) const = 0;
-  // Whether a bool becomes a 16-bit float as a select of 1 and 0 rather than through
-  // (float): LLVM folds the latter into an i1 -> bf16 conversion that its AMDGPU backend
-  // cannot select (LLVM 19).
+  // Whether a bool becomes a float (of any width) as a select of 1 and 0 rather than
+  // through (float): LLVM folds the latter, directly or through a later conversion to
+  // bf16, into an i1 -> bf16 conversion that its AMDGPU backend cannot select (LLVM 19).
   virtual bool bool_to_half_as_select() const { return false; }
 
   void line(int depth, const std::string& s);
