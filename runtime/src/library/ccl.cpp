@@ -479,6 +479,9 @@ void require_ll(const std::string& what, DType dt, std::size_t bytes) {
   }
 }
 
+// Whether all_reduce's algorithm `a` moves data-and-flag words.
+bool in_words(Algorithm a) { return a == Algorithm::one_shot_ll || a == Algorithm::two_shot_ll; }
+
 // all_reduce in data-and-flag words (dsl/ccl/ll.iris): one shot, or two (a program's
 // rows then hold one block in world of its blocks, in 2 world rows a half).
 void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, Algorithm a,
@@ -509,7 +512,7 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
     throw Error(std::string("all_reduce: the atomic algorithm sums 32- and 64-bit types only, not ") + name(op) +
                 " of " + std::string(dtype_name(dtype)));
   }
-  const bool ll = asked == Algorithm::one_shot_ll || asked == Algorithm::two_shot_ll;
+  const bool ll = in_words(asked);
   if (ll && dtype_size(dtype) > 4) {
     throw Error(std::string("all_reduce: ") + name(asked) + " carries types of at most 4 bytes beside its flags, not " +
                 std::string(dtype_name(dtype)));
@@ -560,7 +563,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }
-  if (a == Algorithm::one_shot_ll || a == Algorithm::two_shot_ll) {
+  if (in_words(a)) {
     all_reduce_ll(ctx, dt, src, dst, n, o.op, a, o.programs, s);
     return;
   }

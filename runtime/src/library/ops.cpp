@@ -505,21 +505,16 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
                          Schedule::specialized});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
-  if (sc == Schedule::fused) {
-    if (wide_c) return matmul_all_reduce_atomic(ctx, g, o);
-    if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
-      throw Error(std::string("matmul_all_reduce: the fused schedule into a C of A's type pushes tiles to their owners "
-                              "and reduces two shot, not ") + ccl::name(o.algorithm));
-    }
-    return matmul_all_reduce_push(ctx, g, asked, o);
+  if (sc == Schedule::fused && wide_c) return matmul_all_reduce_atomic(ctx, g, o);
+  // Into a C of A's type, fused and specialized push tiles to their owners: two shot.
+  const bool pushes = sc == Schedule::fused || sc == Schedule::specialized;
+  if (pushes && o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
+    throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule into a C of A's type pushes tiles to " +
+                "their owners and reduces two shot, not " + ccl::name(o.algorithm));
   }
+  if (sc == Schedule::fused) return matmul_all_reduce_push(ctx, g, asked, o);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
-  if (sc == Schedule::specialized) {
-    if (o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
-      throw Error(std::string("matmul_all_reduce: the specialized schedule reduces two shot, not ") + ccl::name(o.algorithm));
-    }
-    return matmul_all_reduce_specialized(ctx, g, asked, o);
-  }
+  if (sc == Schedule::specialized) return matmul_all_reduce_specialized(ctx, g, asked, o);
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", bytes);
