@@ -526,7 +526,10 @@ void GpuKernelPrinter::assign_to(int var, const Value& v, int depth, bool declar
 void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
   switch (s.kind) {
     case StmtKind::Let: assign_to(s.var, *s.value, depth, true); return;
-    case StmtKind::Assign: assign_to(s.var, *s.value, depth, false); return;
+    case StmtKind::Assign:
+      if (in_epilogue_ && s.var == acc_var_ && epilogue_add(*s.value, depth)) return;
+      assign_to(s.var, *s.value, depth, false);
+      return;
     case StmtKind::Store: {
       if (s.rank) trace_line(depth, thread_index() + " == 0", "put", line_of(s.range), rank_or_self(s.rank, depth), "0");
       if (s.view.rows && in_epilogue_) return epilogue_store(s, depth);

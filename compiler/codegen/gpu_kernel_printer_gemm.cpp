@@ -112,6 +112,26 @@ void GpuKernelPrinter::epilogue_store(const Stmt& s, int depth) {
   });
 }
 
+// `c = c + load(v) as f32` (either order) in the GEMM epilogue, c the accumulators and
+// v a 16-bit 2-D view: the template's add_tile loads the rows with coalesced 16-byte
+// loads through shared memory and adds them slot by slot. Slot-by-slot loads in the
+// accumulator layout (slot()) would touch 8 rows 4 bytes apiece per warp, and their
+// addresses held across the unrolled slots spill. False where `v` is not of that form.
+bool GpuKernelPrinter::epilogue_add(const Value& v, int depth) {
+  if (v.kind != ValueKind::Binary || v.binop != BinOp::add || v.operands.size() != 2) return false;
+  const auto is_acc = [&](const Value& x) { return x.kind == ValueKind::VarRef && x.var == acc_var_; };
+  const Value* other = is_acc(*v.operands[0]) ? v.operands[1].get() : is_acc(*v.operands[1]) ? v.operands[0].get() : nullptr;
+  if (!other || other->kind != ValueKind::Cast || other->type.elem != ScalarType::f32 || other->operands.size() != 1) {
+    return false;
+  }
+  const Value& ld = *other->operands[0];
+  if (ld.kind != ValueKind::Load || !ld.view.rows || !ld.operands.empty()) return false;
+  if (byte_size(k_.params[static_cast<std::size_t>(ld.view.param)].elem) != 2) return false;
+  line(depth, "iris_gemm::add_tile(iris_acc, " + view_ptr(ld.view, ld.rank, depth) + ", " + scalar(*ld.view.ld, depth) +
+                  ", " + scalar(*ld.view.row_extent, depth) + ", " + scalar(*ld.view.extent, depth) + ");");
+  return true;
+}
+
 // The walk of the GEMM epilogue's 2-D stores and reductions over pairs of slots
 // (neighbouring columns of one row in the accumulator layout): in a block of its own,
 // the view's pointer on rank `rank` (translated once), its row stride and valid rows

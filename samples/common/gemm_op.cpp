@@ -36,6 +36,7 @@ struct GemmOp::Impl {
   virtual void run_iris(const ops::Options& o) = 0;
   virtual bool load_baseline(std::string* why) = 0;
   virtual void run_baseline() = 0;
+  virtual void run_gemm_alone() = 0;
   virtual const char* baseline_label() const = 0;
 };
 
@@ -222,6 +223,20 @@ class Typed final : public GemmOp::Impl {
     }
   }
 
+  // The baseline's cuBLAS GEMM without its collective (all_gather_matmul: over the
+  // gathered rows as they stand): no schedule of the op can take less.
+  void run_gemm_alone() override {
+    const std::int64_t W = ctx_.world(), M = s_.m, N = s_.n, K = s_.k;
+    const DType dt = dtype_of_v<T>;
+    switch (op_) {
+      case LibraryOp::matmul_all_reduce: cublas_->gemm(dt, dtype_of_v<CT>, a_->data(), b_->data(), partial_->data(), M, N, K); break;
+      case LibraryOp::matmul_reduce_scatter: cublas_->gemm(dt, a_->data(), b_->data(), scratch_->data(), M, N, K); break;
+      case LibraryOp::matmul_all_scatter: cublas_->gemm(dt, a_->data(), b_->data(), c_.data(), M, N, K); break;
+      case LibraryOp::all_gather_matmul: cublas_->gemm(dt, scratch_->data(), b_->data(), c_.data(), W * M, N, K); break;
+      case LibraryOp::all_reduce: break;
+    }
+  }
+
   const char* baseline_label() const override {
     return op_ == LibraryOp::all_gather_matmul ? "nccl+cublas" : "cublas+nccl";
   }
@@ -269,6 +284,7 @@ void GemmOp::zero_c() { impl_->zero_c(); }
 void GemmOp::run_iris(const ops::Options& o) { impl_->run_iris(o); }
 bool GemmOp::load_baseline(std::string* why) { return impl_->load_baseline(why); }
 void GemmOp::run_baseline() { impl_->run_baseline(); }
+void GemmOp::run_gemm_alone() { impl_->run_gemm_alone(); }
 const char* GemmOp::baseline_label() const { return impl_->baseline_label(); }
 
 }  // namespace iris::samples

@@ -58,6 +58,9 @@ class GemmOp {
   // could not (ranks sharing a GPU: NCCL refuses them).
   bool load_baseline(std::string* why);
   void run_baseline();  // after load_baseline
+  // The baseline's GEMM alone, after load_baseline: a lower bound for every schedule,
+  // not the op (C is left wrong).
+  void run_gemm_alone();
   const char* baseline_label() const;  // "cublas+nccl" or "nccl+cublas"
 
   struct Impl;

@@ -224,6 +224,70 @@ TEST_P(Ops, PushingAfterAnUnfusedCallSharesNoScratch) {
   });
 }
 
+// The fused matmul_all_reduce where a row of tiles divides among the ranks (the owner
+// of each tile, t % world, adds the peers' copies in its GEMM epilogue and stores the sum
+// into every C), and matmul_reduce_scatter (owners by rows). Ragged rows and columns (100 rows a rank, world x 256 - 8 columns), calls
+// back to back with no host sync, each into a C of its own, alternating inputs: a call
+// that summed a stale slab or missed a peer's flag gives a C of the other call.
+TEST_P(Ops, FusedOpsReduceInTheOwnersEpilogue) {
+  if (GetParam() < 2) GTEST_SKIP() << "owners need peers: one rank runs the other fused form";
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world(), r = ctx.rank();
+    const std::int64_t m = kRowsPerRank * w, n = 256 * w - 8;
+    std::vector<Tensor<bfloat16>> as, bs, cs;
+    for (int call = 0; call < 2; ++call) {
+      as.push_back(make<bfloat16>(ctx, m, kK, [&](auto i, auto k) { return a_val(r, i, k, call); }));
+      bs.push_back(make<bfloat16>(ctx, kK, n, [&](auto k, auto j) { return b_val(r, k, j, call); }));
+    }
+    const int calls = on_host_backend() ? 3 : 8;
+    for (int call = 0; call < calls; ++call) cs.push_back(ctx.zeros<bfloat16>(Shape{m, n}));
+    ctx.barrier();
+    for (int call = 0; call < calls; ++call) {
+      ops::matmul_all_reduce(ctx, as[static_cast<std::size_t>(call % 2)], bs[static_cast<std::size_t>(call % 2)],
+                             cs[static_cast<std::size_t>(call)],
+                             {.schedule = ops::Schedule::fused, .block_m = 128, .block_n = 256});
+    }
+    ctx.synchronize();
+    for (int call = 0; call < calls; ++call) {
+      expect_near(cs[static_cast<std::size_t>(call)], [&](auto i, auto j) {
+        double sum = 0;
+        for (int q = 0; q < w; ++q) sum += partial(q, i, j, call % 2);
+        return sum;
+      }, [&](auto i, auto j) {
+        double mag = 0;
+        for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, call % 2));
+        return eps<bfloat16>() * 2 * mag + 1e-9;
+      }, "matmul_all_reduce fused, owners reducing in the epilogue, call " + std::to_string(call));
+    }
+    // matmul_reduce_scatter's owners (by rows: 128 a rank, one tile row each) the same way.
+    const std::int64_t rows = 128;
+    std::vector<Tensor<bfloat16>> ras, ss;
+    for (int call = 0; call < 2; ++call) {
+      ras.push_back(make<bfloat16>(ctx, rows * w, kK, [&](auto i, auto k) { return a_val(r, i, k, call); }));
+    }
+    for (int call = 0; call < calls; ++call) ss.push_back(ctx.zeros<bfloat16>(Shape{rows, n}));
+    ctx.barrier();
+    for (int call = 0; call < calls; ++call) {
+      ops::matmul_reduce_scatter(ctx, ras[static_cast<std::size_t>(call % 2)], bs[static_cast<std::size_t>(call % 2)],
+                                 ss[static_cast<std::size_t>(call)],
+                                 {.schedule = ops::Schedule::fused, .block_m = 128, .block_n = 256});
+    }
+    ctx.synchronize();
+    for (int call = 0; call < calls; ++call) {
+      expect_near(ss[static_cast<std::size_t>(call)], [&](auto i, auto j) {
+        double sum = 0;
+        for (int q = 0; q < w; ++q) sum += partial(q, i + r * rows, j, call % 2);
+        return sum;
+      }, [&](auto i, auto j) {
+        double mag = 0;
+        for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i + r * rows, j, call % 2));
+        return eps<bfloat16>() * 2 * mag + 1e-9;
+      }, "matmul_reduce_scatter fused, owners reducing in the epilogue, call " + std::to_string(call));
+    }
+    ctx.barrier();
+  });
+}
+
 // automatic keeps an algorithm the caller asked for: where it would push (fused, which
 // reduces two shot), a one_shot request runs as before instead of being refused.
 TEST_P(Ops, AutomaticKeepsAnAskedAlgorithm) {

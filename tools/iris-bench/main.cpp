@@ -32,7 +32,8 @@ void usage() {
       "  gemm    the sm90 GEMM template (hand-written CUDA; with --iris, also an .iris kernel)\n"
       "          against cuBLAS on the same random inputs, alternating, checked against f64\n"
       "  ops     the fused GEMM + communication ops (iris/ops.hpp), every schedule, against\n"
-      "          cuBLAS + NCCL on the same operands, alternating round by round, checked\n"
+      "          cuBLAS + NCCL on the same operands, alternating round by round, checked;\n"
+      "          beside them cuBLAS's GEMM alone, the bound no schedule can beat\n"
       "  p2p     put/get/store/load bandwidth to one peer and to all peers at once, scattered\n"
       "          remote atomic throughput and signal ping-pong latency, each next to\n"
       "          cudaMemcpyPeerAsync on the same buffers\n"
@@ -103,7 +104,7 @@ void usage() {
       "  --warmup N      untimed calls before a variant's first batch (default 2)\n"
       "  --check N       sampled entries of C checked per rank and variant (default 256)\n"
       "  --ranks N, --share-gpus, --backend B, --json FILE, --svg FILE: as for ccl\n"
-      "  --no-baseline   leave cuBLAS + NCCL out\n"
+      "  --no-baseline   leave cuBLAS + NCCL (and the GEMM alone) out\n"
       "  exit status: as for ccl\n\n"
       "  -h, --help      this text\n",
       algorithms.c_str(), iris::bench::op_names().c_str());

@@ -41,6 +41,7 @@ struct Variant {
   std::string label;
   bool baseline = false;
   ops::Options options;
+  bool bound = false;  // the baseline's GEMM alone: what perfect overlap would take, C not checked
 };
 
 std::vector<Variant> variants_of(LibraryOp op) {
@@ -171,13 +172,17 @@ int run_ops(const OpsBenchOptions& o) {
   }
   const std::vector<GemmShape> shapes = shapes_of(o);
 
-  // A, B, C, the op's scratch and the baseline's, for up to 8 ranks, at the largest shape.
+  // A, B, C, the ops' scratch and the baseline's, for up to 8 ranks, at the largest
+  // shape. Scratch stays on the heap from one op to the next (each schedule has its
+  // own: slabs, partials, pushed tiles, a gathered A of world x M rows), so a run of
+  // every op at 8192^3 needs room for several of the largest (with 3 x 8 of them,
+  // all_gather_matmul after the others found no 512 MiB block free).
   Options opt = o.options;
   if (opt.heap_bytes == Options{}.heap_bytes) {
     std::size_t need = 0;
     for (const GemmShape& s : shapes) {
       const auto m = static_cast<std::size_t>(s.m), n = static_cast<std::size_t>(s.n), k = static_cast<std::size_t>(s.k);
-      need = std::max(need, dtype_size(dt) * (m * k + k * n + 3 * 8 * std::max(m * n, m * k)));
+      need = std::max(need, dtype_size(dt) * (m * k + k * n + 5 * 8 * std::max(m * n, m * k)));
     }
     const std::size_t g = Options::kHeapGranularity;
     opt.heap_bytes = std::max(opt.heap_bytes, (need + (std::size_t{64} << 20) + g - 1) / g * g);
@@ -219,13 +224,21 @@ int run_ops(const OpsBenchOptions& o) {
           if (!o.baseline) why = "--no-baseline";
           else if (ctx.on_host()) why = "the host backend has no GPUs";
           else if (!g.load_baseline(&why) && why.empty()) why = "cuBLAS or NCCL could not be loaded";
-          if (why.empty()) variants.insert(variants.begin(), Variant{g.baseline_label() + tag, true, {}});
+          if (why.empty()) {
+            variants.insert(variants.begin(), Variant{g.baseline_label() + tag, true, {}});
+            variants.insert(variants.begin() + 1, Variant{"cublas alone (bound)" + tag, false, {}, true});
+          }
           if (me == 0 && baseline_why.empty()) baseline_why = why;
           const Shape c = g.c_shape();
           std::vector<Row> here;
           for (const Variant& v : variants) {
             Row r{op, shape, static_cast<std::size_t>(c[0] * c[1]) * dtype_size(c_dt), g.flops(), v, false, "", 0, 0};
             g.zero_c();
+            if (v.bound) {  // nothing to check: it computes the GEMM alone
+              r.ran = true;
+              here.push_back(std::move(r));
+              continue;
+            }
             try {
               if (v.baseline) g.run_baseline(); else g.run_iris(v.options);
             } catch (const Error& e) {
@@ -246,7 +259,11 @@ int run_ops(const OpsBenchOptions& o) {
             for (std::size_t i = 0; i < here.size(); ++i) {
               if (!here[i].ran) continue;
               const Variant& v = here[i].variant;
-              times[i].push_back(batch_us(ctx, [&] { if (v.baseline) g.run_baseline(); else g.run_iris(v.options); },
+              times[i].push_back(batch_us(ctx, [&] {
+                if (v.bound) g.run_gemm_alone();
+                else if (v.baseline) g.run_baseline();
+                else g.run_iris(v.options);
+              },
                                           round == 0 ? o.warmup : 0, o.iters));
             }
           }
@@ -309,7 +326,9 @@ int run_ops(const OpsBenchOptions& o) {
       nlohmann::json row = {{"op", samples::name(r.op)}, {"m", r.shape.m},       {"n", r.shape.n},
                             {"k", r.shape.k},            {"c_bytes", r.c_bytes}, {"variant", r.variant.label},
                             {"baseline", r.variant.baseline}};
-      if (!r.variant.baseline) {
+      if (r.variant.bound) {
+        row["bound"] = true;  // the GEMM alone: no schedule can take less
+      } else if (!r.variant.baseline) {
         row["schedule"] = ops::name(r.variant.options.schedule);
         row["algorithm"] = ccl::name(r.variant.options.algorithm);
       }

@@ -388,6 +388,90 @@ struct Gemm {
       }
     }
   }
+
+  // In the epilogue: acc[s] += the value of the calling consumer's 64 rows of a tile of
+  // 16-bit U at c (rows ldc elements apart) at slot s's place, rows >= rows_valid and
+  // columns >= cols_valid adding nothing. store_tile the other way: the rows come in
+  // 16 bytes at a time, coalesced, into this consumer's staging buffer, and each thread
+  // reads its slots from there, where loads in the accumulator layout would have each
+  // warp touch 8 rows 4 bytes apiece. The copies bypass L1 (cp.async.cg), and the
+  // unaligned path's loads are volatile: `c` is written by peers during the kernel,
+  // ordered before this by a wait. Every thread of the consumer warpgroup calls it.
+  template <class U>
+  IRIS_DEVICE IRIS_FORCEINLINE static void add_tile(float (&acc)[BN / 2], const U* c, long long ldc, long long rows_valid,
+                                                    long long cols_valid) {
+    static_assert(sizeof(U) == 2, "add_tile stages 16-bit values");
+    extern __shared__ __align__(1024) unsigned char iris_sm90_dynamic_smem[];
+    const int consumer = static_cast<int>(threadIdx.x) / 128 - 1, t = static_cast<int>(threadIdx.x) % 128;
+    unsigned char* stage = reinterpret_cast<unsigned char*>(
+                               (reinterpret_cast<u64>(iris_sm90_dynamic_smem) + 1023) & ~1023ull) +
+                           STAGES * kStageBytes + consumer * kStagingBytes;
+    const int warp = t / 32, lane = t % 32;
+    const long long row0 = 64LL * consumer;
+    const bool vec = ldc % 8 == 0 && reinterpret_cast<u64>(c) % 16 == 0;
+#pragma unroll
+    for (int h = 0; h < BN / kStageCols; ++h) {
+      named_barrier_sync(1 + consumer, 128);  // the previous piece has been read
+      constexpr int kChunksPerRow = kStageCols / 8;
+      if (vec) {
+        // Every chunk of the piece in flight at once, global to shared without registers
+        // (cp.async, zero-filling what lies past the valid rows or columns): one round
+        // trip a piece, where loads through registers held two chunks in flight.
+        // A thread's chunks share their column (128 threads cover whole rows) and lie
+        // `step` rows apart: one pointer, one column test, one row test a chunk.
+        static_assert(128 % kChunksPerRow == 0, "a warpgroup's chunks cover whole rows");
+        constexpr int kStep = 128 / kChunksPerRow;
+        const int r0 = t / kChunksPerRow, cj = t % kChunksPerRow;
+        const long long gc = (long long)h * kStageCols + cj * 8;
+        const long long left = (cols_valid - gc) * 2;
+        const int col_bytes = left <= 0 ? 0 : left >= 16 ? 16 : static_cast<int>(left);
+        const int rows_left = static_cast<int>(rows_valid - row0 < 64 ? rows_valid - row0 : 64) - r0;
+        const U* src = c + (row0 + r0) * ldc + gc;
+        const unsigned dst = static_cast<unsigned>(
+            __cvta_generic_to_shared(stage + (cj / 8) * 8192 + r0 * 128 + (((cj % 8) ^ (r0 % 8)) * 16)));
+#pragma unroll
+        for (int i = 0; i < 64 / kStep; ++i) {
+          const int bytes = i * kStep < rows_left ? col_bytes : 0;
+          asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst + i * kStep * 128),
+                       "l"(bytes ? src + i * kStep * ldc : c), "r"(bytes)
+                       : "memory");
+        }
+        asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+      } else {
+#pragma unroll 2
+        for (int i = 0; i < 64 * kChunksPerRow / 128; ++i) {
+          const int chunk = i * 128 + t, r = chunk / kChunksPerRow, cj = chunk % kChunksPerRow;
+          const long long gr = row0 + r, gc = (long long)h * kStageCols + cj * 8;
+          u32 w[4] = {0u, 0u, 0u, 0u};
+          if (gr < rows_valid) {
+            const volatile unsigned short* src = reinterpret_cast<const volatile unsigned short*>(c + gr * ldc + gc);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) {
+              if (gc + j < cols_valid) w[j / 2] |= u32(src[j]) << (16 * (j % 2));
+            }
+          }
+          *reinterpret_cast<uint4*>(stage + (cj / 8) * 8192 + r * 128 + (((cj % 8) ^ (r % 8)) * 16)) =
+              uint4{w[0], w[1], w[2], w[3]};
+        }
+      }
+      named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+      for (int s = 0; s < BN / 2; s += 2) {
+        if ((8 * (s / 4)) / kStageCols != h) continue;  // compile time: slot s's column piece
+        const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
+        const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
+        const int box = cc / 64, c64 = cc % 64;
+        const int off = box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
+        const u32 both = *reinterpret_cast<const u32*>(stage + off);
+        const unsigned short lo = static_cast<unsigned short>(both & 0xffffu), hi = static_cast<unsigned short>(both >> 16);
+        U a, b;
+        memcpy(&a, &lo, 2);
+        memcpy(&b, &hi, 2);
+        acc[s] += static_cast<float>(a);
+        acc[s + 1] += static_cast<float>(b);
+      }
+    }
+  }
 };
 
 }  // namespace iris::device::sm90
