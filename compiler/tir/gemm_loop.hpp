@@ -24,10 +24,13 @@
 //   - holds tiles of the accumulator's shape only (BM x BN: casts, elementwise math,
 //     2-D loads and stores, to peers too), since only that shape has a layout over the
 //     consumer threads;
-//   - has no reduction, matmul, wait, blocks or tiles loop, and atomics only as
-//     statements (their results unused): those need the whole program, or a broadcast.
-//     Scalar stores, signals and atomic statements are fine: they synchronize the
-//     consumer threads alone (see GpuKernelPrinter).
+//   - has no reduction, matmul, blocks or tiles loop, and atomics only as statements
+//     (their results unused): those need the whole program, or a broadcast. Scalar
+//     stores, signals, waits and atomic statements are fine: they synchronize the
+//     consumer threads alone (see GpuKernelPrinter). A wait holds this program's
+//     consumers (and, in a cluster, its partner's, which shares B's slices), so it may
+//     wait only for what other programs or ranks produce without waiting for this
+//     program's later tiles.
 //
 // A kernel of roles fits when one role's body has that shape (the first such role runs
 // the template, over its own programs) and the kernel's statements outside the roles are

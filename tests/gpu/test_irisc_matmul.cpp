@@ -335,6 +335,57 @@ TEST_P(IriscWgmma, EpilogueSignalsEachTile) {
   });
 }
 
+// An epilogue that waits (for a flag set before the launch: a wait that passes at
+// once still synchronizes the consumer warpgroups alone) and adds a tile to the
+// accumulators (C = A B + D: add_tile, 16-byte copies through shared memory where D's
+// rows are 16-byte aligned, element by element where they are not), ragged rows and
+// columns masked.
+const char* kResidual = R"(
+kernel residual(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], D: tensor<bf16>[M, ND], C: tensor<bf16>[M, N],
+                ready: tensor<u64>[1]) {
+    for (m, n) in tiles([M, N], [128, 256]) {
+        let c = matmul(A[m, :], B[:, n], acc: f32);
+        wait(ready[0] >= 1 as u64);
+        c = c + load(D[m, n]) as f32;
+        store(C[m, n], c as bf16);
+    }
+}
+)";
+
+TEST_P(IriscWgmma, EpilogueWaitsAndAddsATile) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kResidual, "residual.iris");
+    require(runs_wgmma(p, "residual"), "the kernel runs as the sm90 GEMM");
+    const std::int64_t M = 300, N = 520, K = 72;
+    for (const std::int64_t nd : {N, N + 4}) {  // D's rows 16-byte aligned, then not
+      auto a = ctx.randn<bfloat16>({M, K}, 71);
+      auto b = ctx.randn<bfloat16>({K, N}, 72);
+      auto d = ctx.randn<bfloat16>({M, nd}, 73);
+      auto c = ctx.zeros<bfloat16>({M, N});
+      auto ready = ctx.full<std::uint64_t>({1}, 1.0);
+      p.launch("residual", {a, b, d, c, ready});
+      ctx.synchronize();
+      const std::vector<bfloat16> ha = a.to_host(), hb = b.to_host(), hd = d.to_host(), got = c.to_host();
+      double err = 0, ref = 0;
+      for (std::int64_t i = 0; i < M; ++i) {
+        for (std::int64_t j = 0; j < N; ++j) {
+          double want = static_cast<float>(hd[static_cast<std::size_t>(i * nd + j)]);
+          for (std::int64_t k = 0; k < K; ++k) {
+            want += static_cast<double>(static_cast<float>(ha[static_cast<std::size_t>(i * K + k)])) *
+                    static_cast<float>(hb[static_cast<std::size_t>(k * N + j)]);
+          }
+          const double g = static_cast<float>(got[static_cast<std::size_t>(i * N + j)]);
+          err += (g - want) * (g - want);
+          ref += want * want;
+        }
+      }
+      const double rel = std::sqrt(err / ref);
+      require(rel <= 1e-2, "C = A B + D with D's rows " + std::to_string(nd) + " apart: relative error " + std::to_string(rel));
+    }
+    ctx.barrier();
+  });
+}
+
 // The GEMM in a role (docs/language.md, "In a role"): role `gemm` runs the template over
 // its own programs and flags each tile; role `check`, beside it, runs on the first 128
 // of each program's 384 threads (the rest return, so its reduction's block barrier must

@@ -485,63 +485,6 @@ void matmul_all_reduce_push(Context& ctx, const Gemm& g, const Options& asked, c
   ctx.device_barrier(s);
 }
 
-// Whether the owners' forms run where the fused schedule is asked: every rank on a GPU
-// of its own, as an owner waiting on an SM for a peer's tile would keep a peer sharing
-// the GPU from ever computing it (the host backend runs each rank's programs on threads
-// of its own); and for matmul_all_reduce_owners, whose owners
-// (tile t belongs to rank t % world) pack their R by tile column, so a row's tiles must
-// divide among the ranks.
-bool own_gpus(Context& ctx) { return ctx.world() >= 2 && (library::share(ctx) == 1 || ctx.on_host()); }
-
-bool owners_fit(Context& ctx, const Gemm& g, const Options& o) {
-  const std::int64_t tiles_n = (g.n + o.block_n - 1) / o.block_n;
-  return own_gpus(ctx) && tiles_n % ctx.world() == 0;
-}
-
-// matmul_all_reduce's fused form where owners_fit: one GEMM whose owners reduce each tile
-// in its epilogue as the peers' copies land and store the sum into every rank's C
-// (dsl/ops/matmul_all_reduce.iris), then end_call, a barrier that closes the call once
-// every rank's sums are in. No barrier comes first: a peer stores into this rank's R
-// and C only after this rank's own tiles of the call announced it has started, and R
-// is this schedule's own ("ops.owner_slabs"), whose last readers ended with the last
-// call's end_call.
-void matmul_all_reduce_owners(Context& ctx, const Gemm& g, const Options& o) {
-  const std::int64_t w = ctx.world();
-  Instance& in = instance(ctx, dsl::ops_matmul_all_reduce::matmul_all_reduce_owners, gemm_defines(g, o));
-  Instance& end = instance(ctx, dsl::ops_matmul_all_reduce::end_call, {});
-  const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * w;
-  const Arg flags = flags_arg(library::tile_flags(ctx, in, static_cast<std::size_t>(count)), count);
-  const std::int64_t rn = (g.n + o.block_n - 1) / o.block_n / w * o.block_n;  // this rank's tile columns
-  void* r = library::scratch(ctx, "ops.owner_slabs", static_cast<std::size_t>(w * g.m * rn) * dtype_size(g.dtype));
-  Stream s = stream_of(ctx, o);
-  in.program.launch(in.kernel,
-                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(r, g.dtype, {w * g.m, rn}),
-                     buffer(g.c, g.dtype, {g.m, g.n}), flags, state_arg(in)},
-                    s);
-  end.program.launch(end.kernel, {state_arg(in), sync_arg(ctx, in)}, s);
-}
-
-// matmul_reduce_scatter's fused form where each rank has a GPU of its own: one GEMM
-// whose owners sum the tiles of their rows in its epilogue as the peers' copies land
-// (dsl/ops/matmul_reduce_scatter.iris), then end_call. R is this schedule's own
-// ("ops.owner_slabs"), whose last readers ended with the last call's end_call; a peer
-// stores into this rank's R only after this call started here (the flags it waits on
-// are this call's).
-void matmul_reduce_scatter_owners(Context& ctx, const Gemm& g, const Options& asked, Options o) {
-  o = push_tile(ctx, "matmul_reduce_scatter", g, asked, o);
-  Instance& in = instance(ctx, dsl::ops_matmul_reduce_scatter::matmul_reduce_scatter_owners, gemm_defines(g, o));
-  Instance& end = instance(ctx, dsl::ops_matmul_all_reduce::end_call, {});
-  const std::int64_t count = tiles_of(g.m, g.n, o.block_m, o.block_n) * ctx.world();
-  const Arg flags = flags_arg(library::tile_flags(ctx, in, static_cast<std::size_t>(count)), count);
-  void* r = library::scratch(ctx, "ops.owner_slabs", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
-  Stream s = stream_of(ctx, o);
-  in.program.launch(in.kernel,
-                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}), buffer(r, g.dtype, {g.m, g.n}),
-                     buffer(g.c, g.dtype, {g.m / ctx.world(), g.n}), flags, state_arg(in)},
-                    s);
-  end.program.launch(end.kernel, {state_arg(in), sync_arg(ctx, in)}, s);
-}
-
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   // A 16-bit A and B into an f32 C: the atomic form alone (the others reduce in A's type).
   const bool wide_c = g.c_dtype != g.dtype;
@@ -568,9 +511,6 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   if (pushes && o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
     throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule into a C of A's type pushes tiles to " +
                 "their owners and reduces two shot, not " + ccl::name(o.algorithm));
-  }
-  if (sc == Schedule::fused && asked.schedule == Schedule::fused && owners_fit(ctx, g, o)) {
-    return matmul_all_reduce_owners(ctx, g, o);
   }
   if (sc == Schedule::fused) return matmul_all_reduce_push(ctx, g, asked, o);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
@@ -625,9 +565,6 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
                                          Schedule::fused});
   const Options o = with_tile("matmul_reduce_scatter", ctx, asked, g.m, g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
-  if (sc == Schedule::fused && asked.schedule == Schedule::fused && own_gpus(ctx)) {
-    return matmul_reduce_scatter_owners(ctx, g, asked, o);
-  }
   if (sc == Schedule::fused) return matmul_reduce_scatter_push(ctx, g, asked, o);
   const std::int64_t rows = g.m / ctx.world();
   if (sc == Schedule::unfused) {
