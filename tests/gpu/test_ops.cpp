@@ -150,7 +150,7 @@ void every_op(Context& ctx) {
     for (std::int64_t k = 0; k < kK; ++k) s += a_val(0, i, k, 2) * b_val(q, k, j, 2);
     return s;
   };
-  for (auto s : {S::fused, S::specialized}) {
+  for (auto s : {S::fused, S::specialized, S::unfused}) {
     auto C1 = ctx.zeros<T>(Shape{m, kN * w});
     ops::matmul_all_scatter(ctx, A1, B1, C1, {.schedule = s});
     ctx.synchronize();
@@ -345,8 +345,8 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
                    },
                    Shape{kQRows, nn}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
   }
-  for (auto s : {S::fused, S::specialized}) {
-    out.push_back({s == S::fused ? "matmul_all_scatter" : "matmul_all_scatter specialized",
+  for (auto s : {S::fused, S::specialized, S::unfused}) {
+    out.push_back({s == S::fused ? "matmul_all_scatter" : s == S::specialized ? "matmul_all_scatter specialized" : "matmul_all_scatter unfused",
                    [&in, s](Context& c, int call, QueuedC& C) {
                      ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], *C.bf16, {.schedule = s});
                    },
@@ -490,7 +490,7 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       auto A1 = make<bfloat16>(ctx, kM, kBigK, [&](auto i, auto k) { return a_val(0, i, k, 6); });
       auto C = ctx.zeros<bfloat16>(Shape{kM, n * w});
       const auto one = [&](auto i, auto j) { return dot(0, i, static_cast<int>(j / n), j % n, 6, kBigK); };
-      for (auto s : {S::fused, S::specialized}) {
+      for (auto s : {S::fused, S::specialized, S::unfused}) {
         ops::matmul_all_scatter(ctx, A1, B1, C, {.schedule = s});
         ctx.synchronize();
         check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); },
@@ -531,8 +531,8 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C); }).find("C is [64, 65], expected [64, 64]") != std::string::npos,
             "a wrong C shape is refused with the shape expected");
     auto C2 = ctx.zeros<bfloat16>(Shape{64, 64 * ctx.world()});
-    require(message([&] { ops::matmul_all_scatter(ctx, A, B, C2, {.schedule = ops::Schedule::unfused}); })
-                    .find("has no unfused schedule") != std::string::npos,
+    require(message([&] { ops::matmul_all_scatter(ctx, A, B, C2, {.schedule = ops::Schedule::bulk_synchronous}); })
+                    .find("has no bulk_synchronous schedule") != std::string::npos,
             "a schedule an op does not have is refused");
     require(message([&] { ops::matmul_all_scatter(ctx, A, B, C2, {.schedule = ops::Schedule::fused_pull}); })
                     .find("has no fused_pull schedule") != std::string::npos,

@@ -60,7 +60,8 @@ std::vector<Variant> variants_of(LibraryOp op) {
     case LibraryOp::matmul_reduce_scatter:
       return {iris(S::unfused), iris(S::bulk_synchronous), iris(S::producer_consumer), iris(S::fused),
               iris(S::automatic)};
-    case LibraryOp::matmul_all_scatter: return {iris(S::fused), iris(S::specialized), iris(S::automatic)};
+    case LibraryOp::matmul_all_scatter:
+      return {iris(S::unfused), iris(S::fused), iris(S::specialized), iris(S::automatic)};
     case LibraryOp::all_gather_matmul:
       return {iris(S::unfused), iris(S::fused), iris(S::fused_pull), iris(S::automatic)};
     case LibraryOp::all_reduce: break;
