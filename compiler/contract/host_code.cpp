@@ -25,6 +25,11 @@ std::string write_host_code(const HostCode& code) {
       s += std::to_string(path.size()) + " " + path + "\n" + std::to_string(text.size()) + "\n" + text + "\n";
     }
   }
+  s += "files " + std::to_string(code.files.size()) + "\n";
+  for (const auto& [name, text] : code.files) {
+    s += std::to_string(name.size()) + " " + name + "\n" + std::to_string(text.size()) + "\n" + text + "\n";
+  }
+  s += "tir " + std::to_string(code.tir.size()) + "\n" + code.tir + "\n";
   return s;
 }
 
@@ -101,9 +106,21 @@ bool read_host_code(std::span<const std::byte> bytes, HostCode* out, std::string
       out->imports.emplace_back(std::move(path), std::move(text));
     }
   }
+  out->files.clear();
+  if (!r.literal("files ") || !r.number(&count) || !r.literal("\n")) return false;
+  if (count > 4096) return r.fail("too many files (" + std::to_string(count) + ")");
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string name, text;
+    if (!r.number(&n) || !r.literal(" ") || !r.bytes(n, &name) || !r.literal("\n") || !r.number(&n) ||
+        !r.literal("\n") || !r.bytes(n, &text) || !r.literal("\n")) {
+      return false;
+    }
+    out->files.emplace_back(std::move(name), std::move(text));
+  }
+  if (!r.literal("tir ") || !r.number(&n) || !r.literal("\n") || !r.bytes(n, &out->tir) || !r.literal("\n")) return false;
   // A trailing NUL (the loader's terminator) is allowed; anything else is not.
   while (r.at < r.text.size() && r.text[r.at] == '\0') ++r.at;
-  if (r.at != r.text.size()) return r.fail("unexpected bytes after the source");
+  if (r.at != r.text.size()) return r.fail("unexpected bytes after the listing");
   return true;
 }
 

@@ -1,16 +1,21 @@
 // The host code object: what `irisc --target=host` writes and the host backend loads.
-// It is the .iris source with what its compile depended on (name, defines, trace
-// events) behind a magic line, as length-prefixed text:
+// It is the compiled module's verified TIR listing with source positions, and the .iris
+// source with what its compile depended on (name, defines, trace events), behind a
+// magic line, as length-prefixed text:
 //
-//   IRIS-HOST-CODE 1\n
+//   IRIS-HOST-CODE 2\n
 //   name <bytes>\n<name>\n
 //   defines <count>\n (<name bytes> <name> <value>\n)*
 //   trace <0|1>\n
 //   source <bytes>\n<source>\n
 //   [imports <count>\n (<path bytes> <path>\n<text bytes>\n<text>\n)*]   the imported files
+//   files <count>\n (<name bytes> <name>\n<text bytes>\n<text>\n)*       the source's files after
+//                                                                       the first, as compiled
+//   tir <bytes>\n<listing>\n                                             tir::print with positions
 //
-// The loader compiles the source again, in-process, to TIR (keeping the positions its
-// checks report) and interprets it; nothing is built at run time.
+// The loader reads the listing (tir::read, then the verifier), rebuilds the source
+// buffer the positions point into (source, then `files` in order) for its checks'
+// file:line, and interprets the module: no lexer, parser or sema at load.
 #pragma once
 
 #include <cstddef>
@@ -24,7 +29,7 @@
 
 namespace irisc {
 
-inline constexpr std::string_view kHostCodeMagic = "IRIS-HOST-CODE 1\n";
+inline constexpr std::string_view kHostCodeMagic = "IRIS-HOST-CODE 2\n";
 
 struct HostCode {
   std::string name;    // the source's name (a file name for positions)
@@ -33,6 +38,10 @@ struct HostCode {
   std::string source;
   // The files the source imported: (the path its import wrote, the file's text).
   std::vector<std::pair<std::string, std::string>> imports;
+  // The source buffer's files after the first, as the compile appended them: (the name
+  // its positions show, the text).
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string tir;  // the module's listing, with positions into source + files
 };
 
 // Whether `bytes` start with the magic line.

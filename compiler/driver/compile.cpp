@@ -1,6 +1,7 @@
 // The phase sequence (see compile.hpp).
 #include "compiler/driver/compile.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -95,8 +96,11 @@ SemaOptions sema_options(const CompileOptions& o, const Target& t) {
 
 namespace {
 
+std::atomic<std::uint64_t> g_front_end_runs{0};
+
 CompileResult compile_impl(const SourceBuffer& main, const CompileOptions& options, tir::Module* keep,
                            SourceBuffer* keep_sources) {
+  g_front_end_runs.fetch_add(1, std::memory_order_relaxed);
   CompileResult r;
   SourceBuffer source = main;  // imported files are appended
   Diagnostics diags(&source);
@@ -153,6 +157,8 @@ CompileResult compile_impl(const SourceBuffer& main, const CompileOptions& optio
 }
 
 }  // namespace
+
+std::uint64_t front_end_runs() { return g_front_end_runs.load(std::memory_order_relaxed); }
 
 CompileResult compile(const SourceBuffer& source, const CompileOptions& options) {
   return compile_impl(source, options, nullptr, nullptr);

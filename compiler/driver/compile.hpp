@@ -149,5 +149,12 @@ std::string code_object_compiler(const std::string& target);
 // The launch contract of a module compile_to_tir made (what a code object's metadata
 // holds): how the host backend launches what it interprets.
 contract::Module module_contract(const tir::Module& module);
+// A host code object's listing (tir::print with positions) read back for the host
+// target and verified: the module the host backend interprets, with no lexer, parser or
+// sema. False, with *why, where it does not read or verify.
+bool read_host_listing(std::string_view listing, tir::Module* module, std::string* why);
+// How many times this process has run the front end (lexer, parser, sema) on a source:
+// what loading a host code object leaves as it was.
+std::uint64_t front_end_runs();
 
 }  // namespace irisc

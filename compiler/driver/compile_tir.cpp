@@ -9,6 +9,21 @@
 namespace irisc {
 using driver::finish;
 
+bool read_host_listing(std::string_view listing, tir::Module* module, std::string* why) {
+  tir::ReadError err;
+  if (!tir::read(listing, module, &err)) {
+    *why = "its listing does not read at " + std::to_string(err.line) + ":" + std::to_string(err.column) + ": " +
+           err.message;
+    return false;
+  }
+  module->target = find_target("host");
+  if (std::string bad = tir::verify(*module); !bad.empty()) {
+    *why = "its listing does not verify: " + bad;
+    return false;
+  }
+  return true;
+}
+
 CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& options) {
   CompileResult r;
   Diagnostics diags(&source);

@@ -32,8 +32,9 @@ const Target* find_target_or_report(const CompileOptions& options, Diagnostics& 
 
 namespace {
 
-// The host target: the launch contract, and the source as a host code object; there is
-// no kernel source or assembly to show.
+// The host target: the launch contract, and the module's listing with the source its
+// positions point into as a host code object; there is no kernel source or assembly to
+// show.
 void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, Diagnostics& diags,
                CompileResult& r) {
   if (options.stop_after == Stage::source || options.stop_after == Stage::assembly) {
@@ -47,6 +48,8 @@ void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileO
   code.trace_events = options.trace_events;
   code.source = std::string(source.file_text(0));
   code.imports = r.imports;
+  for (int f = 1; f < source.file_count(); ++f) code.files.emplace_back(source.file_name(f), std::string(source.file_text(f)));
+  code.tir = tir::print(tm, /*positions=*/true);
   const std::string bytes = write_host_code(code);
   r.code_object.resize(bytes.size());
   std::memcpy(r.code_object.data(), bytes.data(), bytes.size());

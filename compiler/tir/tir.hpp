@@ -253,6 +253,10 @@ struct Module {
 
 // A readable listing (for --emit=tir, --dump-ir-after and golden tests).
 std::string print(const Module& module);
+// With `positions`, each kernel and statement also gives its source range (byte offsets
+// into the source it was compiled from, `@BEGIN:END`), which tir::read restores: the
+// host code object's listing, whose checks name file:line.
+std::string print(const Module& module, bool positions);
 // One value of `kernel`, as in the listing.
 std::string print(const Kernel& kernel, const Value& value);
 // Whether two values are the same expression (same kinds, fields and children).

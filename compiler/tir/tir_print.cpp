@@ -14,7 +14,7 @@ namespace {
 
 class Printer {
  public:
-  explicit Printer(const Kernel& k) : k_(k) {}
+  explicit Printer(const Kernel& k, bool positions = false) : k_(k), positions_(positions) {}
   std::string out;
 
   // Lookups that survive malformed IR: the verifier prints the nodes it rejects.
@@ -47,10 +47,23 @@ class Printer {
     }
     else if (v.size) s += " +: " + std::to_string(v.size) + " valid " + value(v.extent);
     if (v.ld) s += " ld " + value(v.ld);
+    // With positions (a host code object's listing, which the host backend checks with),
+    // each dimension's first index too.
+    if (positions_ && !v.index.empty()) {
+      s += " at (";
+      for (std::size_t i = 0; i < v.index.size(); ++i) s += (i ? ", " : "") + value(v.index[i]);
+      s += ")";
+    }
     return s + "]";
   }
 
+  // With positions, a value whose source range is not empty starts with it.
   std::string value(const Value& v) const {
+    if (!positions_ || v.range.end <= v.range.begin) return value_text(v);
+    return "@" + std::to_string(v.range.begin) + ":" + std::to_string(v.range.end) + " " + value_text(v);
+  }
+
+  std::string value_text(const Value& v) const {
     switch (v.kind) {
       case ValueKind::Const: {
         if (is_float(v.type.elem)) {
@@ -109,13 +122,18 @@ class Printer {
     return t && !(*t == v.type) ? "<" + to_string(v.type) + ">" : "";
   }
 
-  void line(int d, const std::string& s) { out += std::string(static_cast<std::size_t>(d) * 2, ' ') + s + "\n"; }
+  void line(int d, const std::string& s) {
+    out += std::string(static_cast<std::size_t>(d) * 2, ' ') + at_ + s + "\n";
+    at_.clear();
+  }
 
   void stmts(const std::vector<StmtPtr>& body, int d) {
     for (const StmtPtr& s : body) stmt(*s, d);
   }
 
   void stmt(const Stmt& s, int d) {
+    // With positions, the statement's source range before its first line: `@BEGIN:END `.
+    if (positions_) at_ = "@" + std::to_string(s.range.begin) + ":" + std::to_string(s.range.end) + " ";
     switch (s.kind) {
       case StmtKind::Let:
         line(d, "let " + var(s.var) + ": " + (at(k_.vars, s.var) ? to_string(at(k_.vars, s.var)->type) : std::string("?")) + " = " +
@@ -190,15 +208,22 @@ class Printer {
 
  private:
   const Kernel& k_;
+  bool positions_ = false;
+  std::string at_;  // the position the next line starts with
 };
 
 }  // namespace
 
-std::string print(const Module& module) {
+std::string print(const Module& module) { return print(module, false); }
+
+std::string print(const Module& module, bool positions) {
   std::string out;
   for (const Kernel& k : module.kernels) {
-    Printer p(k);
-    std::string head = "kernel " + k.name + "(";
+    Printer p(k, positions);
+    std::string head = "kernel " +
+                       (positions ? "@" + std::to_string(k.range.begin) + ":" + std::to_string(k.range.end) + " "
+                                  : std::string()) +
+                       k.name + "(";
     for (std::size_t i = 0; i < k.params.size(); ++i) {
       const Param& prm = k.params[i];
       head += (i ? ", " : "") + prm.name + ": ";

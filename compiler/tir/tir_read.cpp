@@ -122,6 +122,7 @@ class Reader : private detail::Scanner {
     size_refs_.clear();
     roles_.clear();
     gemm_role_.clear();
+    k.range = position();
     k.name = ident("a kernel name");
     expect("(");
     if (!eat(")")) {
@@ -284,7 +285,25 @@ class Reader : private detail::Scanner {
     return it->second.back();
   }
 
+  // `@BEGIN:END` (tir::print with positions): a source range; {0, 0} where absent.
+  SourceRange position() {
+    if (peek() != '@') return {};
+    expect("@");
+    SourceRange r;
+    r.begin = static_cast<std::uint32_t>(integer_in("a source offset", 0, 0xffffffffLL));
+    expect(":");
+    r.end = static_cast<std::uint32_t>(integer_in("a source offset", r.begin, 0xffffffffLL));
+    return r;
+  }
+
   StmtPtr stmt() {
+    const SourceRange range = position();
+    StmtPtr s = stmt_body();
+    s->range = range;
+    return s;
+  }
+
+  StmtPtr stmt_body() {
     const std::size_t at = here();
     auto s = std::make_unique<Stmt>();
     if (eat_word("let")) {
@@ -506,6 +525,12 @@ class Reader : private detail::Scanner {
       w.extent = value();
     }
     if (eat_word("ld")) w.ld = value();
+    if (eat_word("at")) {  // each dimension's first index (tir::print with positions)
+      expect("(");
+      do w.index.push_back(value());
+      while (eat(","));
+      expect(")");
+    }
     expect("]");
     return w;
   }
@@ -534,7 +559,15 @@ class Reader : private detail::Scanner {
     return v;
   }
 
+  // A value, after its source range where the listing gives one.
   ValuePtr value() {
+    const SourceRange r = position();
+    ValuePtr v = value_body();
+    if (r.end > r.begin) v->range = r;
+    return v;
+  }
+
+  ValuePtr value_body() {
     Depth d(*this);
     const std::size_t at = here();
     if (at_end()) fail("expected a value, found the end of the text");

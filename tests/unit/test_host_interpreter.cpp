@@ -16,6 +16,8 @@
 #include "iris/ccl.hpp"
 #include "iris/iris.hpp"
 
+#include "compiler/driver/compile.hpp"
+
 namespace iris {
 namespace {
 
@@ -748,17 +750,23 @@ TEST(HostKernelsRaces, AFillRacingASignal) {
 INSTANTIATE_TEST_SUITE_P(Ranks, HostKernels, ::testing::Values(1, 2, 4),
                          [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "ranks"; });
 
-// A host code object, as irisc --target=host writes it, loads through Program, and a
-// GPU code object is refused by it with a message naming the way out.
+// A host code object, as irisc --target=host writes it, loads through Program without
+// running the front end (it carries the verified listing), and a GPU code object is
+// refused by it with a message naming the way out.
 TEST(HostKernelsLoading, HostCodeObjectsAndTheirMetadata) {
   const Outcome o = run_host(1, [](Context& ctx) {
     JitOptions jo;
     jo.target = "host";
     JitResult r = jit_compile(kShift, "shift.iris", jo);
     const std::string head(reinterpret_cast<const char*>(r.code.data()), 16);
-    if (head != "IRIS-HOST-CODE 1") throw Error("not a host code object: " + head);
+    if (head != "IRIS-HOST-CODE 2") throw Error("not a host code object: " + head);
+    const std::uint64_t before = irisc::front_end_runs();
     Program p(ctx, r.code, "shift (host code)");
     if (p.kernels().size() != 1 || p.kernels()[0].name != "shift") throw Error("the contract did not come through");
+    if (irisc::front_end_runs() != before) {
+      throw Error("loading the host code object ran the front end " + std::to_string(irisc::front_end_runs() - before) +
+                  " time(s)");
+    }
   });
   EXPECT_EQ(o.rc, 0) << o.errors[0];
 }

@@ -9,6 +9,7 @@
 #include "compiler/passes/fold_constants.hpp"
 #include "compiler/tir/tir_read.hpp"
 #include "compiler/tir/verify.hpp"
+#include "compiler/tir/visit.hpp"
 #include "templates/include/iris/device/gemm/shapes.hpp"
 #include "tir_test_support.hpp"
 
@@ -266,4 +267,47 @@ TEST(TirRead, ErrorReportsOffsetLineAndColumn) {
   EXPECT_EQ(e.line, 2u);
   EXPECT_EQ(e.column, 8u);
   EXPECT_EQ(e.message, "unknown variable %x (no definition in scope)");
+}
+
+namespace {
+
+// Every kernel, statement and value range, in listing order.
+void ranges_of(const std::vector<tir::StmtPtr>& body, std::vector<std::pair<std::uint32_t, std::uint32_t>>& out);
+void ranges_of(const tir::Value& v, std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) {
+  out.emplace_back(v.range.begin, v.range.end);
+  tir::for_each_child(v, [&](const tir::ValuePtr& c) { ranges_of(*c, out); });
+}
+void ranges_of(const std::vector<tir::StmtPtr>& body, std::vector<std::pair<std::uint32_t, std::uint32_t>>& out) {
+  for (const tir::StmtPtr& s : body) {
+    out.emplace_back(s->range.begin, s->range.end);
+    tir::for_each_value(*s, [&](const tir::ValuePtr& v) { ranges_of(*v, out); });
+    tir::for_each_body(*s, [&](const std::vector<tir::StmtPtr>& b) { ranges_of(b, out); });
+  }
+}
+
+}  // namespace
+
+// With positions (the host code object's listing): the kernel's, every statement's and
+// every value's source range, and each view's per-dimension indices, read back as they
+// were; without, the listing is the one the goldens hold.
+TEST(TirRead, PositionsAndIndicesComeBack) {
+  tir::Module m = checked(R"(kernel k(x: tensor<f32>[R, C], y: tensor<f32>[N]) {
+    for i in blocks(N, 64) {
+        store(y[i], load(y[i]) * 2.0);
+        store(x[1, i], load(y[i]));
+    }
+})");
+  const std::string listing = tir::print(m, true);
+  EXPECT_NE(listing.find(" at ("), std::string::npos) << listing;
+  EXPECT_NE(listing.find("@"), std::string::npos) << listing;
+  EXPECT_EQ(tir::print(m).find("@"), std::string::npos);
+  tir::Module back = read_ok(listing);
+  EXPECT_EQ(tir::print(back, true), listing);
+  EXPECT_EQ(tir::print(back), tir::print(m));
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> want, got;
+  ranges_of(m.kernels[0].body, want);
+  ranges_of(back.kernels[0].body, got);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(back.kernels[0].range.begin, m.kernels[0].range.begin);
+  EXPECT_EQ(back.kernels[0].range.end, m.kernels[0].range.end);
 }

@@ -190,13 +190,17 @@ int main(int argc, char** argv) {
   else if (emit == "metadata") text = irisc::contract::write(irisc::contract::read(r.metadata), 2) + "\n";
   else if (emit == "header") {
     // The header carries the host code object too, so that the same binary runs on the
-    // host backend (IRIS_BACKEND=host).
-    irisc::HostCode host;
-    host.name = source->name();
-    host.defines = o.defines;
-    host.trace_events = o.trace_events;
-    host.source = std::string(source->text());
-    text = irisc::emit_header(r, stem, target, irisc::write_host_code(host));
+    // host backend (IRIS_BACKEND=host): the same source compiled for the host target.
+    irisc::CompileOptions ho = o;
+    ho.target = "host";
+    ho.stop_after = irisc::Stage::code_object;
+    const irisc::CompileResult hr = irisc::compile(*source, ho);
+    if (!hr.ok) {
+      std::fputs(hr.rendered_diagnostics.c_str(), stderr);
+      return 1;
+    }
+    text = irisc::emit_header(r, stem, target,
+                              std::string(reinterpret_cast<const char*>(hr.code_object.data()), hr.code_object.size()));
     default_out = stem + ".iris.hpp";
   } else {
     data = r.code_object.data();

@@ -86,14 +86,11 @@ std::unique_ptr<LoadedModule> load(const void* image, const std::string& name) {
   irisc::HostCode code;
   std::string why;
   if (!irisc::read_host_code(bytes, &code, &why)) throw Error(name + " is not a well-formed host code object: " + why);
+  // The verified listing, whose positions point into the source and the files the
+  // compile appended to it, in their order: no front end runs here.
   auto lp = std::make_shared<LoadedProgram>(LoadedProgram{irisc::SourceBuffer(code.name, code.source), {}, {}});
-  irisc::CompileOptions co;
-  co.target = "host";
-  co.defines = code.defines;
-  co.trace_events = code.trace_events;
-  co.import_files.insert(code.imports.begin(), code.imports.end());
-  irisc::CompileResult r = irisc::compile_to_tir(lp->source, co, &lp->module, &lp->source);
-  if (!r.ok) throw Error("cannot load " + name + ": irisc cannot compile it for the host backend:\n" + r.rendered_diagnostics);
+  for (const auto& [file, text] : code.files) lp->source.add_file(file, text);
+  if (!irisc::read_host_listing(code.tir, &lp->module, &why)) throw Error("cannot load " + name + ": " + why);
   auto out = std::make_unique<LoadedModule>();
   lp->contract = irisc::module_contract(lp->module);
   out->metadata = irisc::contract::write(lp->contract);
