@@ -533,6 +533,17 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
     case StmtKind::Store: {
       if (s.rank) trace_line(depth, thread_index() + " == 0", "put", line_of(s.range), rank_or_self(s.rank, depth), "0");
       if (s.view.rows && in_epilogue_) return epilogue_store(s, depth);
+      if (s.view.rows && slotwise(*s.value)) {
+        // An elementwise tile computed where it is stored: no register array for it
+        // beside the tiles it comes from (a 64 x 256 f32 RMS normalization spilled).
+        const std::string L = layout2d(s.view.rows, s.view.size);
+        const std::string T = type_name(k_.params[static_cast<std::size_t>(s.view.param)].elem);
+        const std::string x = slot(*s.value, depth);
+        line(depth, "iris::device::tile::store2d_slots<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " +
+                        scalar(*s.view.ld, depth) + ", " + scalar(*s.view.row_extent, depth) + ", " +
+                        scalar(*s.view.extent, depth) + ", [&](int s) -> " + T + " { return " + x + "; });");
+        return;
+      }
       if (s.view.rows) {
         const std::string L = layout2d(s.view.rows, s.view.size);
         const std::string arr = store_source(*s.value, L, depth);
@@ -788,6 +799,15 @@ void GpuKernelPrinter::tile_red_add(const Value& v, int depth) {
 
 // The register array a tile store writes from: the tile itself, or a scalar
 // broadcast over layout L.
+// Whether a stored tile is computed elementwise from other tiles (arithmetic, casts,
+// selects, broadcasts), so a store can compute each slot where it stores it, rather than
+// a variable or a load, which are whole already.
+bool GpuKernelPrinter::slotwise(const Value& v) const {
+  if (!v.type.is_tile()) return false;
+  return v.kind == ValueKind::Unary || v.kind == ValueKind::Binary || v.kind == ValueKind::Cast ||
+         v.kind == ValueKind::Select;
+}
+
 std::string GpuKernelPrinter::store_source(const Value& v, const std::string& L, int depth) {
   if (v.type.is_tile()) return v.kind == ValueKind::VarRef ? var_name(v.var) : tile(v, depth);
   const std::string arr = fresh("t");

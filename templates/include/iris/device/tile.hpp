@@ -189,6 +189,28 @@ IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], lon
   }
 }
 
+// store2d of a tile computed slot by slot where it is stored (value(s) gives slot s), so
+// that it never lives in registers whole beside the tiles it is computed from.
+template <class L, class T, class F>
+IRIS_DEVICE IRIS_FORCEINLINE void store2d_slots(T* p, long long ld, long long rows_valid, long long cols_valid, F&& value) {
+  if constexpr (L::kRowStep > 0) {  // one column per thread: one pointer (see store2d)
+    const int i0 = L::row(0), j = L::col(0);
+    if (j >= cols_valid) return;
+    T* q = p + i0 * ld + j;
+    const long long step = L::kRowStep * ld;
+#pragma unroll
+    for (int s = 0; s < L::kPerThread; ++s, q += step) {
+      if (i0 + s * L::kRowStep < rows_valid) *q = value(s);
+    }
+    return;
+  }
+#pragma unroll
+  for (int s = 0; s < L::kPerThread; ++s) {
+    const int i = L::row(s), j = L::col(s);
+    if (i < rows_valid && j < cols_valid) p[i * ld + j] = value(s);
+  }
+}
+
 // The same one slot at a time: slot s of a load2d, for code that computes a tile
 // slot by slot instead of holding it in registers (the sm90 GEMM's epilogue, whose
 // accumulators already fill the register budget).
