@@ -19,16 +19,14 @@ std::string write_host_code(const HostCode& code) {
   }
   s += std::string("trace ") + (code.trace_events ? "1" : "0") + "\n";
   s += "source " + std::to_string(code.source.size()) + "\n" + code.source + "\n";
-  if (!code.imports.empty()) {
-    s += "imports " + std::to_string(code.imports.size()) + "\n";
-    for (const auto& [path, text] : code.imports) {
-      s += std::to_string(path.size()) + " " + path + "\n" + std::to_string(text.size()) + "\n" + text + "\n";
+  const auto named_texts = [&](const char* section, const std::vector<std::pair<std::string, std::string>>& texts) {
+    s += std::string(section) + " " + std::to_string(texts.size()) + "\n";
+    for (const auto& [name, text] : texts) {
+      s += std::to_string(name.size()) + " " + name + "\n" + std::to_string(text.size()) + "\n" + text + "\n";
     }
-  }
-  s += "files " + std::to_string(code.files.size()) + "\n";
-  for (const auto& [name, text] : code.files) {
-    s += std::to_string(name.size()) + " " + name + "\n" + std::to_string(text.size()) + "\n" + text + "\n";
-  }
+  };
+  if (!code.imports.empty()) named_texts("imports", code.imports);
+  named_texts("files", code.files);
   s += "tir " + std::to_string(code.tir.size()) + "\n" + code.tir + "\n";
   return s;
 }
@@ -66,6 +64,21 @@ struct Reader {
     at += n;
     return true;
   }
+  // `<section> <count>\n` then (<name bytes> <name>\n<text bytes>\n<text>\n)* (imports, files).
+  bool named_texts(std::string_view section, std::vector<std::pair<std::string, std::string>>* out) {
+    std::size_t count = 0, n = 0;
+    if (!literal(section) || !literal(" ") || !number(&count) || !literal("\n")) return false;
+    if (count > 4096) return fail("too many " + std::string(section) + " (" + std::to_string(count) + ")");
+    for (std::size_t i = 0; i < count; ++i) {
+      std::string name, body;
+      if (!number(&n) || !literal(" ") || !bytes(n, &name) || !literal("\n") || !number(&n) || !literal("\n") ||
+          !bytes(n, &body) || !literal("\n")) {
+        return false;
+      }
+      out->emplace_back(std::move(name), std::move(body));
+    }
+    return true;
+  }
 };
 
 }  // namespace
@@ -94,29 +107,9 @@ bool read_host_code(std::span<const std::byte> bytes, HostCode* out, std::string
     return false;
   }
   out->imports.clear();
-  if (r.text.substr(r.at, 8) == "imports ") {
-    if (!r.literal("imports ") || !r.number(&count) || !r.literal("\n")) return false;
-    if (count > 4096) return r.fail("too many imports (" + std::to_string(count) + ")");
-    for (std::size_t i = 0; i < count; ++i) {
-      std::string path, text;
-      if (!r.number(&n) || !r.literal(" ") || !r.bytes(n, &path) || !r.literal("\n") || !r.number(&n) ||
-          !r.literal("\n") || !r.bytes(n, &text) || !r.literal("\n")) {
-        return false;
-      }
-      out->imports.emplace_back(std::move(path), std::move(text));
-    }
-  }
+  if (r.text.substr(r.at, 8) == "imports " && !r.named_texts("imports", &out->imports)) return false;
   out->files.clear();
-  if (!r.literal("files ") || !r.number(&count) || !r.literal("\n")) return false;
-  if (count > 4096) return r.fail("too many files (" + std::to_string(count) + ")");
-  for (std::size_t i = 0; i < count; ++i) {
-    std::string name, text;
-    if (!r.number(&n) || !r.literal(" ") || !r.bytes(n, &name) || !r.literal("\n") || !r.number(&n) ||
-        !r.literal("\n") || !r.bytes(n, &text) || !r.literal("\n")) {
-      return false;
-    }
-    out->files.emplace_back(std::move(name), std::move(text));
-  }
+  if (!r.named_texts("files", &out->files)) return false;
   if (!r.literal("tir ") || !r.number(&n) || !r.literal("\n") || !r.bytes(n, &out->tir) || !r.literal("\n")) return false;
   // A trailing NUL (the loader's terminator) is allowed; anything else is not.
   while (r.at < r.text.size() && r.text[r.at] == '\0') ++r.at;

@@ -165,35 +165,13 @@ IRIS_DEVICE IRIS_FORCEINLINE void load2d(T (&r)[L::kPerThread], const T* p, long
   }
 }
 
-// p[row * ld + col] = r[s] inside [rows_valid, cols_valid].
-template <class L, class T>
-IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], long long ld, long long rows_valid,
-                                          long long cols_valid) {
-  if constexpr (L::kRowStep > 0) {
-    // One column per thread: walk it with one pointer. Addressing each slot on its own
-    // kept a 64-bit offset per slot live, and inside a loop over ranks those spilled.
-    const int i0 = L::row(0), j = L::col(0);
-    if (j >= cols_valid) return;
-    T* q = p + i0 * ld + j;
-    const long long step = L::kRowStep * ld;
-#pragma unroll
-    for (int s = 0; s < L::kPerThread; ++s, q += step) {
-      if (i0 + s * L::kRowStep < rows_valid) *q = r[s];
-    }
-    return;
-  }
-#pragma unroll
-  for (int s = 0; s < L::kPerThread; ++s) {
-    const int i = L::row(s), j = L::col(s);
-    if (i < rows_valid && j < cols_valid) p[i * ld + j] = r[s];
-  }
-}
-
 // store2d of a tile computed slot by slot where it is stored (value(s) gives slot s), so
 // that it never lives in registers whole beside the tiles it is computed from.
 template <class L, class T, class F>
 IRIS_DEVICE IRIS_FORCEINLINE void store2d_slots(T* p, long long ld, long long rows_valid, long long cols_valid, F&& value) {
-  if constexpr (L::kRowStep > 0) {  // one column per thread: one pointer (see store2d)
+  if constexpr (L::kRowStep > 0) {
+    // One column per thread: walk it with one pointer. Addressing each slot on its own
+    // kept a 64-bit offset per slot live, and inside a loop over ranks those spilled.
     const int i0 = L::row(0), j = L::col(0);
     if (j >= cols_valid) return;
     T* q = p + i0 * ld + j;
@@ -209,6 +187,13 @@ IRIS_DEVICE IRIS_FORCEINLINE void store2d_slots(T* p, long long ld, long long ro
     const int i = L::row(s), j = L::col(s);
     if (i < rows_valid && j < cols_valid) p[i * ld + j] = value(s);
   }
+}
+
+// p[row * ld + col] = r[s] inside [rows_valid, cols_valid].
+template <class L, class T>
+IRIS_DEVICE IRIS_FORCEINLINE void store2d(T* p, const T (&r)[L::kPerThread], long long ld, long long rows_valid,
+                                          long long cols_valid) {
+  store2d_slots<L>(p, ld, rows_valid, cols_valid, [&](int s) { return r[s]; });
 }
 
 // The same one slot at a time: slot s of a load2d, for code that computes a tile

@@ -329,6 +329,39 @@ struct Gemm {
     if constexpr (kCluster) cluster_sync();
   }
 
+  // The staging buffer of `consumer` (64 rows x kStageCols 16-bit values, as 64-column
+  // boxes of 8 KiB, 128-byte swizzled), after the ring.
+  IRIS_DEVICE IRIS_FORCEINLINE static unsigned char* staging(int consumer) {
+    extern __shared__ __align__(1024) unsigned char iris_sm90_dynamic_smem[];
+    return reinterpret_cast<unsigned char*>((reinterpret_cast<u64>(iris_sm90_dynamic_smem) + 1023) & ~1023ull) +
+           STAGES * kStageBytes + consumer * kStagingBytes;
+  }
+
+  // The calling consumer thread's part in moving a tile through its staging buffer: its
+  // consumer warpgroup, its thread, warp and lane there, the buffer, the tile's first row
+  // it covers, and whether rows of `c` (ldc elements apart) take 16-byte accesses.
+  struct Staged {
+    int consumer, t, warp, lane;
+    unsigned char* stage;
+    long long row0;
+    bool vec;
+  };
+  IRIS_DEVICE IRIS_FORCEINLINE static Staged staged(const void* c, long long ldc) {
+    const int consumer = static_cast<int>(threadIdx.x) / 128 - 1, t = static_cast<int>(threadIdx.x) % 128;
+    return {consumer, t, t / 32, t % 32, staging(consumer), 64LL * consumer,
+            ldc % 8 == 0 && reinterpret_cast<u64>(c) % 16 == 0};
+  }
+
+  // Where accumulator slots s and s + 1 (neighbouring columns of one row) of the calling
+  // thread (`warp`, `lane` of its consumer warpgroup) sit in its piece of the staging
+  // buffer: the byte offset of their 4 bytes.
+  IRIS_DEVICE IRIS_FORCEINLINE static int staged_at(int s, int warp, int lane) {
+    const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
+    const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
+    const int box = cc / 64, c64 = cc % 64;
+    return box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
+  }
+
  public:
   // In the epilogue: the calling consumer's 64 rows of a tile, converted to U (16-bit),
   // to c (the tile's origin, rows ldc elements apart), rows >= rows_valid and columns >=
@@ -343,24 +376,14 @@ struct Gemm {
   IRIS_DEVICE IRIS_FORCEINLINE static void store_tile(const V (&vals)[BN / 2], U* c, long long ldc, long long rows_valid,
                                                       long long cols_valid) {
     static_assert(sizeof(U) == 2, "store_tile stages 16-bit values");
-    extern __shared__ __align__(1024) unsigned char iris_sm90_dynamic_smem[];
-    const int consumer = static_cast<int>(threadIdx.x) / 128 - 1, t = static_cast<int>(threadIdx.x) % 128;
-    unsigned char* stage = reinterpret_cast<unsigned char*>(
-                               (reinterpret_cast<u64>(iris_sm90_dynamic_smem) + 1023) & ~1023ull) +
-                           STAGES * kStageBytes + consumer * kStagingBytes;
-    const int warp = t / 32, lane = t % 32;
-    const long long row0 = 64LL * consumer;
-    const bool vec = ldc % 8 == 0 && reinterpret_cast<u64>(c) % 16 == 0;
+    const auto [consumer, t, warp, lane, stage, row0, vec] = staged(c, ldc);
 #pragma unroll
     for (int h = 0; h < BN / kStageCols; ++h) {
       named_barrier_sync(1 + consumer, 128);  // the previous piece has left
 #pragma unroll
       for (int s = 0; s < BN / 2; s += 2) {
         if ((8 * (s / 4)) / kStageCols != h) continue;  // compile time: slot s's column piece
-        const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
-        const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
-        const int box = cc / 64, c64 = cc % 64;
-        const int off = box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
+        const int off = staged_at(s, warp, lane);
         const u32 lo = bits16(U(vals[s])), hi = bits16(U(vals[s + 1]));
         *reinterpret_cast<u32*>(stage + off) = lo | hi << 16;
       }
@@ -401,14 +424,7 @@ struct Gemm {
   IRIS_DEVICE IRIS_FORCEINLINE static void add_tile(float (&acc)[BN / 2], const U* c, long long ldc, long long rows_valid,
                                                     long long cols_valid) {
     static_assert(sizeof(U) == 2, "add_tile stages 16-bit values");
-    extern __shared__ __align__(1024) unsigned char iris_sm90_dynamic_smem[];
-    const int consumer = static_cast<int>(threadIdx.x) / 128 - 1, t = static_cast<int>(threadIdx.x) % 128;
-    unsigned char* stage = reinterpret_cast<unsigned char*>(
-                               (reinterpret_cast<u64>(iris_sm90_dynamic_smem) + 1023) & ~1023ull) +
-                           STAGES * kStageBytes + consumer * kStagingBytes;
-    const int warp = t / 32, lane = t % 32;
-    const long long row0 = 64LL * consumer;
-    const bool vec = ldc % 8 == 0 && reinterpret_cast<u64>(c) % 16 == 0;
+    const auto [consumer, t, warp, lane, stage, row0, vec] = staged(c, ldc);
 #pragma unroll
     for (int h = 0; h < BN / kStageCols; ++h) {
       named_barrier_sync(1 + consumer, 128);  // the previous piece has been read
@@ -458,10 +474,7 @@ struct Gemm {
 #pragma unroll
       for (int s = 0; s < BN / 2; s += 2) {
         if ((8 * (s / 4)) / kStageCols != h) continue;  // compile time: slot s's column piece
-        const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
-        const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
-        const int box = cc / 64, c64 = cc % 64;
-        const int off = box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
+        const int off = staged_at(s, warp, lane);
         const u32 both = *reinterpret_cast<const u32*>(stage + off);
         const unsigned short lo = static_cast<unsigned short>(both & 0xffffu), hi = static_cast<unsigned short>(both >> 16);
         U a, b;
