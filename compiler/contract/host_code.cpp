@@ -6,8 +6,8 @@
 namespace irisc {
 
 bool is_host_code(std::span<const std::byte> bytes) {
-  return bytes.size() >= kHostCodeMagic.size() &&
-         std::string_view(reinterpret_cast<const char*>(bytes.data()), kHostCodeMagic.size()) == kHostCodeMagic;
+  return bytes.size() >= kHostCodePrefix.size() &&
+         std::string_view(reinterpret_cast<const char*>(bytes.data()), kHostCodePrefix.size()) == kHostCodePrefix;
 }
 
 std::string write_host_code(const HostCode& code) {
@@ -86,6 +86,13 @@ struct Reader {
 bool read_host_code(std::span<const std::byte> bytes, HostCode* out, std::string* error) {
   Reader r{std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), 0, error};
   std::size_t n = 0, count = 0;
+  if (r.text.starts_with(kHostCodePrefix) && !r.text.starts_with(kHostCodeMagic)) {
+    const std::string_view line = r.text.substr(0, r.text.find('\n'));
+    *error = "it is of format " + std::string(line.substr(kHostCodePrefix.size())) + ", and this libiris reads format " +
+             std::string(kHostCodeMagic.substr(kHostCodePrefix.size(), kHostCodeMagic.size() - kHostCodePrefix.size() - 1)) +
+             " (the verified TIR listing): compile the kernel again with this irisc";
+    return false;
+  }
   if (!r.literal(kHostCodeMagic)) return false;
   if (!r.literal("name ") || !r.number(&n) || !r.literal("\n") || !r.bytes(n, &out->name) || !r.literal("\n")) return false;
   if (!r.literal("defines ") || !r.number(&count) || !r.literal("\n")) return false;

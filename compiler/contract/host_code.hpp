@@ -30,6 +30,9 @@
 namespace irisc {
 
 inline constexpr std::string_view kHostCodeMagic = "IRIS-HOST-CODE 2\n";
+// What every format's magic line starts with: an object of another format is still a
+// host code object, which read_host_code refuses by its format.
+inline constexpr std::string_view kHostCodePrefix = "IRIS-HOST-CODE ";
 
 struct HostCode {
   std::string name;    // the source's name (a file name for positions)
@@ -44,7 +47,7 @@ struct HostCode {
   std::string tir;  // the module's listing, with positions into source + files
 };
 
-// Whether `bytes` start with the magic line.
+// Whether `bytes` start as a host code object of any format (kHostCodePrefix).
 bool is_host_code(std::span<const std::byte> bytes);
 
 std::string write_host_code(const HostCode& code);

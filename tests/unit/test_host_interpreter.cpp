@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -766,6 +767,16 @@ TEST(HostKernelsLoading, HostCodeObjectsAndTheirMetadata) {
     if (irisc::front_end_runs() != before) {
       throw Error("loading the host code object ran the front end " + std::to_string(irisc::front_end_runs() - before) +
                   " time(s)");
+    }
+    // An object of the earlier format (the source alone) is refused by its format.
+    const std::string old = "IRIS-HOST-CODE 1\nname 10\nshift.iris\ndefines 0\ntrace 0\nsource 1\n \n";
+    std::vector<std::byte> old_bytes(old.size() + 1);
+    std::memcpy(old_bytes.data(), old.c_str(), old.size() + 1);
+    try {
+      Program q(ctx, old_bytes, "shift (format 1)");
+      throw Error("a host code object of format 1 was loaded");
+    } catch (const Error& e) {
+      if (std::string(e.what()).find("of format 1, and this libiris reads format 2") == std::string::npos) throw;
     }
   });
   EXPECT_EQ(o.rc, 0) << o.errors[0];

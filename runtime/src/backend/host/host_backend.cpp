@@ -272,7 +272,7 @@ class HostBackend final : public Backend {
   void ipc_close(void*) noexcept override {}
 
   ModuleHandle* module_load(const void* image, const std::string& name) override {
-    if (!irisc::is_host_code(std::span<const std::byte>(static_cast<const std::byte*>(image), irisc::kHostCodeMagic.size()))) {
+    if (!irisc::is_host_code(std::span<const std::byte>(static_cast<const std::byte*>(image), irisc::kHostCodePrefix.size()))) {
       throw IncompatibleCodeError(name + " holds GPU code (a cubin, fatbin or PTX), which the host backend cannot run: "
                                          "it runs irisc kernels (through the JIT, or compiled with irisc --target=host) "
                                          "and libiris's own");
