@@ -101,6 +101,7 @@ class GpuKernelPrinter : public CppPrinter {
   void gemm_loop(const Stmt& s, int depth);
   void gathered_matmul(const Value& v, const std::string& r, const std::string& fn, const std::string& b_args, int depth);
   void epilogue_store(const Stmt& s, int depth);
+  void store2d(const Stmt& s, int depth);
   bool epilogue_add(const Value& v, int depth);
   bool slotwise(const Value& v) const;
   void epilogue_pairs(const View& view, const ValuePtr& rank, const Value& value, bool negate, bool skip_cols, int depth,

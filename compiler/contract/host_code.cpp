@@ -87,10 +87,9 @@ bool read_host_code(std::span<const std::byte> bytes, HostCode* out, std::string
   Reader r{std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), 0, error};
   std::size_t n = 0, count = 0;
   if (r.text.starts_with(kHostCodePrefix) && !r.text.starts_with(kHostCodeMagic)) {
-    const std::string_view line = r.text.substr(0, r.text.find('\n'));
-    *error = "it is of format " + std::string(line.substr(kHostCodePrefix.size())) + ", and this libiris reads format " +
-             std::string(kHostCodeMagic.substr(kHostCodePrefix.size(), kHostCodeMagic.size() - kHostCodePrefix.size() - 1)) +
-             " (the verified TIR listing): compile the kernel again with this irisc";
+    const std::string_view format = r.text.substr(kHostCodePrefix.size(), r.text.find('\n') - kHostCodePrefix.size());
+    *error = "it is of format " + std::string(format) + ", and this libiris reads format " +
+             std::to_string(kHostCodeFormat) + " (the verified TIR listing): compile the kernel again with this irisc";
     return false;
   }
   if (!r.literal(kHostCodeMagic)) return false;

@@ -29,7 +29,8 @@
 
 namespace irisc {
 
-inline constexpr std::string_view kHostCodeMagic = "IRIS-HOST-CODE 2\n";
+inline constexpr int kHostCodeFormat = 2;
+inline constexpr std::string_view kHostCodeMagic = "IRIS-HOST-CODE 2\n";  // of kHostCodeFormat
 // What every format's magic line starts with: an object of another format is still a
 // host code object, which read_host_code refuses by its format.
 inline constexpr std::string_view kHostCodePrefix = "IRIS-HOST-CODE ";

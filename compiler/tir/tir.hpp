@@ -253,9 +253,10 @@ struct Module {
 
 // A readable listing (for --emit=tir, --dump-ir-after and golden tests).
 std::string print(const Module& module);
-// With `positions`, each kernel and statement also gives its source range (byte offsets
-// into the source it was compiled from, `@BEGIN:END`), which tir::read restores: the
-// host code object's listing, whose checks name file:line.
+// With `positions`, each kernel, statement and value also gives its source range (byte
+// offsets into the source it was compiled from, `@BEGIN:END`), and each view its
+// per-dimension indices (`at (...)`), which tir::read restores: the host code object's
+// listing, whose checks name file:line and each index against its own dimension.
 std::string print(const Module& module, bool positions);
 // One value of `kernel`, as in the listing.
 std::string print(const Kernel& kernel, const Value& value);

@@ -192,6 +192,8 @@ class Typed final : public GemmOp::Impl {
     return true;
   }
 
+  // The baseline: cuBLAS's GEMM (run_gemm_alone) and NCCL's collective, in the op's
+  // order.
   void run_baseline() override {
     const std::int64_t W = ctx_.world(), M = s_.m, N = s_.n, K = s_.k;
     const DType dt = dtype_of_v<T>;
@@ -200,24 +202,24 @@ class Typed final : public GemmOp::Impl {
     switch (op_) {
       case LibraryOp::matmul_all_reduce:
         // The partials in C's type (cuBLAS writes f32 from bf16 or f16), summed in it.
-        cublas_->gemm(dt, dtype_of_v<CT>, a_->data(), b_->data(), partial_->data(), M, N, K);
+        run_gemm_alone();
         nccl_->all_reduce(partial_->data(), c_.data(), static_cast<std::size_t>(M * N), dtype_of_v<CT>,
                           ccl::ReduceOp::sum, st);
         break;
       case LibraryOp::matmul_reduce_scatter:
-        cublas_->gemm(dt, a_->data(), b_->data(), scratch_->data(), M, N, K);
+        run_gemm_alone();
         nccl_->reduce_scatter(scratch_->data(), c_.data(), static_cast<std::size_t>(M / W * N), dt, ccl::ReduceOp::sum,
                               st);
         break;
       case LibraryOp::matmul_all_scatter:
         // C's first M rows hold this rank's block; then gathered by rows.
-        cublas_->gemm(dt, a_->data(), b_->data(), c_.data(), M, N, K);
+        run_gemm_alone();
         nccl_->all_gather(c_.data(), scratch_->data(), static_cast<std::size_t>(M * N), dt, st);
         gathered_rows_ = true;
         break;
       case LibraryOp::all_gather_matmul:
         nccl_->all_gather(a_->data(), scratch_->data(), static_cast<std::size_t>(M * K), dt, st);
-        cublas_->gemm(dt, scratch_->data(), b_->data(), c_.data(), W * M, N, K);
+        run_gemm_alone();
         break;
       case LibraryOp::all_reduce: break;
     }

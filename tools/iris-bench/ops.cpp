@@ -230,6 +230,11 @@ int run_ops(const OpsBenchOptions& o) {
             variants.insert(variants.begin() + 1, Variant{"cublas alone (bound)" + tag, false, {}, true});
           }
           if (me == 0 && baseline_why.empty()) baseline_why = why;
+          const auto run = [&](const Variant& v) {
+            if (v.bound) g.run_gemm_alone();
+            else if (v.baseline) g.run_baseline();
+            else g.run_iris(v.options);
+          };
           const Shape c = g.c_shape();
           std::vector<Row> here;
           for (const Variant& v : variants) {
@@ -241,7 +246,7 @@ int run_ops(const OpsBenchOptions& o) {
               continue;
             }
             try {
-              if (v.baseline) g.run_baseline(); else g.run_iris(v.options);
+              run(v);
             } catch (const Error& e) {
               r.why_not = e.what();  // refused before any rank enqueued work: every rank refuses alike
               here.push_back(std::move(r));
@@ -260,12 +265,7 @@ int run_ops(const OpsBenchOptions& o) {
             for (std::size_t i = 0; i < here.size(); ++i) {
               if (!here[i].ran) continue;
               const Variant& v = here[i].variant;
-              times[i].push_back(batch_us(ctx, [&] {
-                if (v.bound) g.run_gemm_alone();
-                else if (v.baseline) g.run_baseline();
-                else g.run_iris(v.options);
-              },
-                                          round == 0 ? o.warmup : 0, o.iters));
+              times[i].push_back(batch_us(ctx, [&] { run(v); }, round == 0 ? o.warmup : 0, o.iters));
             }
           }
           double baseline_us = 0;

@@ -18,7 +18,9 @@
 namespace iris::ops {
 
 // How the GEMM and the communication meet.
-//  unfused: the GEMM, then the collective of iris/ccl.hpp (any of its algorithms).
+//  unfused: the GEMM, then the collective of iris/ccl.hpp (any of its algorithms);
+//    matmul_all_scatter's: the GEMM into this rank's columns of C, then a copy of them
+//    into every peer's C.
 //  bulk_synchronous: the GEMM announces each finished tile to every rank; then, on the
 //    same stream, a kernel reduces or moves each tile once every rank has it.
 //  producer_consumer: the same two kernels on two streams, so the communication of
@@ -29,8 +31,9 @@ namespace iris::ops {
 //    rank's C with atomics (Iris's atomic matmul_all_reduce; A and B bf16, f16 or f32);
 //    matmul_reduce_scatter, and matmul_all_reduce into a C of A's type, store each tile
 //    into a scratch slab of the rank owning its rows (M / world rows a rank, a multiple
-//    of the tile's rows: 64 when the tile is chosen by shape), which sums its slabs from its own memory (and matmul_all_reduce's stores the
-//    sums into every rank's C); all_gather_matmul pushes every rank's rows to every rank, and the GEMM waits, tile
+//    of the tile's rows: 64 when the tile is chosen by shape), which sums its slabs from
+//    its own memory (and matmul_all_reduce's stores the sums into every rank's C);
+//    all_gather_matmul pushes every rank's rows to every rank, and the GEMM waits, tile
 //    by tile, for the rows it covers (Iris's push all_gather_matmul).
 //  fused_pull: all_gather_matmul's GEMM reads every rank's rows of A where they lie,
 //    with no gathered copy (Iris's pull all_gather_matmul; A on the symmetric heap).

@@ -352,14 +352,19 @@ struct Gemm {
             ldc % 8 == 0 && reinterpret_cast<u64>(c) % 16 == 0};
   }
 
+  // Where 16-byte chunk cj (columns 8 cj ..) of row r of a piece sits in the staging
+  // buffer: its 64-column box, then the row's 128 bytes, chunks swizzled by the row.
+  IRIS_DEVICE IRIS_FORCEINLINE static int chunk_at(int r, int cj) {
+    return (cj / 8) * 8192 + r * 128 + (((cj % 8) ^ (r % 8)) * 16);
+  }
+
   // Where accumulator slots s and s + 1 (neighbouring columns of one row) of the calling
   // thread (`warp`, `lane` of its consumer warpgroup) sit in its piece of the staging
   // buffer: the byte offset of their 4 bytes.
   IRIS_DEVICE IRIS_FORCEINLINE static int staged_at(int s, int warp, int lane) {
     const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
     const int cc = 8 * (s / 4) % kStageCols + 2 * (lane % 4);
-    const int box = cc / 64, c64 = cc % 64;
-    return box * 8192 + r * 128 + (((c64 / 8) ^ (r % 8)) * 16) + (c64 % 8) * 2;
+    return chunk_at(r, cc / 8) + (cc % 8) * 2;
   }
 
  public:
@@ -396,7 +401,7 @@ struct Gemm {
         const int chunk = i * 128 + t, r = chunk / kChunksPerRow, cj = chunk % kChunksPerRow;
         const long long gr = row0 + r, gc = (long long)h * kStageCols + cj * 8;
         if (gr >= rows_valid || gc >= cols_valid) continue;
-        const uint4 v = *reinterpret_cast<const uint4*>(stage + (cj / 8) * 8192 + r * 128 + (((cj % 8) ^ (r % 8)) * 16));
+        const uint4 v = *reinterpret_cast<const uint4*>(stage + chunk_at(r, cj));
         U* dst = c + gr * ldc + gc;
         if (vec && gc + 8 <= cols_valid) {
           asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
@@ -444,7 +449,7 @@ struct Gemm {
         const int rows_left = static_cast<int>(rows_valid - row0 < 64 ? rows_valid - row0 : 64) - r0;
         const U* src = c + (row0 + r0) * ldc + gc;
         const unsigned dst = static_cast<unsigned>(
-            __cvta_generic_to_shared(stage + (cj / 8) * 8192 + r0 * 128 + (((cj % 8) ^ (r0 % 8)) * 16)));
+            __cvta_generic_to_shared(stage + chunk_at(r0, cj)));
 #pragma unroll
         for (int i = 0; i < 64 / kStep; ++i) {
           const int bytes = i * kStep < rows_left ? col_bytes : 0;
@@ -466,7 +471,7 @@ struct Gemm {
               if (gc + j < cols_valid) w[j / 2] |= u32(src[j]) << (16 * (j % 2));
             }
           }
-          *reinterpret_cast<uint4*>(stage + (cj / 8) * 8192 + r * 128 + (((cj % 8) ^ (r % 8)) * 16)) =
+          *reinterpret_cast<uint4*>(stage + chunk_at(r, cj)) =
               uint4{w[0], w[1], w[2], w[3]};
         }
       }
