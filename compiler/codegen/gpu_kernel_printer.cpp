@@ -482,12 +482,22 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       line(depth, "const long long " + rows + " = " + scalar(*s.hi, depth) + ", " + cols + " = " + scalar(*s.hi2, depth) + ";");
       line(depth, "const long long " + across + " = iris_div(" + cols + " + " + bn + " - 1, " + bn + ");");
       line(depth, "const long long " + total + " = iris_div(" + rows + " + " + bm + " - 1, " + bm + ") * " + across + ";");
+      // from_row: the walk's tile rows rotated by `shift` (the tile row holding that row).
+      const std::string shift = s.lo ? from_row_shift(s, rows, depth) : std::string();
       line(depth, "for (long long " + t + " = iris_program; " + t + " < " + total + "; " + t + " += iris_programs) {");
-      line(depth + 1, "const long long " + m + "_start = iris_div(" + t + ", " + across + ") * " + bm + ";");
+      if (s.lo) {
+        line(depth + 1, "const long long " + m + "_start = iris_rem(iris_div(" + t + ", " + across + ") + " + shift + ", iris_div(" +
+                            rows + " + " + bm + " - 1, " + bm + ")) * " + bm + ";");
+      } else {
+        line(depth + 1, "const long long " + m + "_start = iris_div(" + t + ", " + across + ") * " + bm + ";");
+      }
       line(depth + 1, "const long long " + m + "_extent = " + rows + " - " + m + "_start < " + bm + " ? " + rows + " - " + m + "_start : " + bm + ";");
       line(depth + 1, "const long long " + n + "_start = iris_rem(" + t + ", " + across + ") * " + bn + ";");
       line(depth + 1, "const long long " + n + "_extent = " + cols + " - " + n + "_start < " + bn + " ? " + cols + " - " + n + "_start : " + bn + ";");
-      if (s.var_t >= 0) line(depth + 1, "const long long " + var_name(s.var_t) + " = " + t + ";");
+      if (s.var_t >= 0) {
+        line(depth + 1, "const long long " + var_name(s.var_t) + " = " +
+                            (s.lo ? m + "_start / " + bm + " * " + across + " + " + n + "_start / " + bn : t) + ";");
+      }
       stmts(s.body, depth + 1);
       line(depth, "}");
       return;

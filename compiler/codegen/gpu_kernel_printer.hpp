@@ -98,6 +98,7 @@ class GpuKernelPrinter : public CppPrinter {
   // threads) waits here; leader() is the one thread that does single-element work.
   std::string sync() const;
   std::string leader() const;
+  std::string from_row_shift(const Stmt& s, const std::string& rows, int depth);
   void gemm_loop(const Stmt& s, int depth);
   void gathered_matmul(const Value& v, const std::string& r, const std::string& fn, const std::string& b_args, int depth);
   void epilogue_store(const Stmt& s, int depth);

@@ -12,6 +12,16 @@ using namespace tir;
 // mainloop, and calls the loop body (the epilogue) on its consumer threads once per tile
 // with the tile's origin and its accumulators, which the body's first statement binds
 // (tile() of the wgmma_ws matmul is `iris_acc`).
+// A tiles loop's from_row as the tile rows its walk is rotated by, in [0, tiles along
+// M): the tile row holding that row modulo `rows`. Printed once, before the loop.
+std::string GpuKernelPrinter::from_row_shift(const Stmt& s, const std::string& rows, int depth) {
+  const std::string r = fresh("from_row"), shift = fresh("shift");
+  line(depth, "const long long " + r + " = " + scalar(*s.lo, depth) + ";");
+  line(depth, "const long long " + shift + " = " + rows + " > 0 ? (" + r + " % " + rows + " + " + rows + ") % " + rows +
+                  " / " + std::to_string(s.step) + "ll : 0;");
+  return shift;
+}
+
 void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
   const std::string m = var_name(s.var), n = var_name(s.var2);
   const std::string rows = fresh("rows"), cols = fresh("cols"), across = fresh("across");
@@ -30,10 +40,15 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
                             ? "iris::device::sm90::GatheredA{iris_a_maps, (int)" +
                                   scalar(*k_.params[static_cast<std::size_t>(gemm_->a)].dims[0], depth) + ", ctx.world}"
                             : std::string("iris_a_map");
-  // In a role the template walks the tiles over that role's programs.
+  // In a role the template walks the tiles over that role's programs; from_row rotates
+  // the walk's tile rows.
   std::string run = "iris_gemm::run(" + a + ", iris_b_map, (int)" + rows + ", (int)" + cols + ", (int)" + k +
                     ", iris_dynamic_smem, ";
-  if (gemm_->role >= 0) run += "iris::device::sm90::Programs{(int)iris_program, (int)iris_programs}, ";
+  const bool programs = gemm_->role >= 0 || s.lo;
+  if (programs) {
+    run += "iris::device::sm90::Programs{(int)iris_program, (int)iris_programs" +
+           (s.lo ? ", (int)" + from_row_shift(s, rows, depth) : std::string()) + "}, ";
+  }
   const std::string epilogue = "[&](float (&iris_acc)[iris_gemm::Acc::kPerThread], int iris_m0, int iris_n0) {";
   if (gemm_->prologue) {
     // The statements before the product, on the producer's thread alone (see gemm_loop.hpp).
@@ -44,7 +59,7 @@ void GpuKernelPrinter::gemm_loop(const Stmt& s, int depth) {
     in_prologue_ = false;
     line(depth, "}, " + epilogue);
   } else {
-    line(depth, run + (gemm_->role >= 0 ? "iris::device::sm90::NoPrologue{}, " : "") + epilogue);
+    line(depth, run + (programs ? "iris::device::sm90::NoPrologue{}, " : "") + epilogue);
   }
   ranges();
   if (s.var_t >= 0) {

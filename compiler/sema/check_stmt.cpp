@@ -265,17 +265,30 @@ void KernelChecker::for_loop(const ast::Stmt& s, std::vector<StmtPtr>& out) {
   out.push_back(std::move(st));
 }
 
-// for [t,] (m, n) in tiles([M, N], [BM, BN]): row-major tiles over the programs.
+// for [t,] (m, n) in tiles([M, N], [BM, BN] [, from_row: R]): row-major tiles over the
+// programs, the walk rotated to start at the tile row holding row R.
 void KernelChecker::for_tiles(const ast::Stmt& s, std::vector<StmtPtr>& out) {
   const ast::Expr& it = *s.iter;
   if (s.loop_vars.size() != 2) {
     diags_.emit(DiagnosticKind::LoopVariableCount, s.range, {"tiles([M, N], [BM, BN])", "2", std::to_string(s.loop_vars.size())});
     return;
   }
-  if (it.args.size() != 2 || !it.named.empty() || it.args[0]->kind != ast::ExprKind::List ||
-      it.args[1]->kind != ast::ExprKind::List || it.args[0]->args.size() != 2 || it.args[1]->args.size() != 2) {
+  if (it.args.size() != 2 || it.args[0]->kind != ast::ExprKind::List || it.args[1]->kind != ast::ExprKind::List ||
+      it.args[0]->args.size() != 2 || it.args[1]->args.size() != 2) {
     diags_.emit(DiagnosticKind::WrongArgumentCount, it.range, {"tiles([M, N], [BM, BN])", "2 lists of 2", std::to_string(it.args.size())});
     return;
+  }
+  if (!check_named(it, {"from_row"})) return;
+  // from_row: R, the walk's first tile row (the one holding row R modulo M).
+  ValuePtr from_row;
+  if (const ast::Expr* r = named(it, "from_row")) {
+    from_row = expr(*r);
+    if (from_row->error) return;
+    if (!from_row->type.is_scalar() || !is_integer(from_row->type.elem)) {
+      diags_.emit(DiagnosticKind::TypeMismatch, r->range, {type_name(from_row->type), "int", " (from_row is a row)"});
+      return;
+    }
+    from_row = coerce(from_row, ScalarType::int_, r->range);
   }
   ValuePtr bounds[2];
   std::int64_t steps[2];
@@ -313,6 +326,7 @@ void KernelChecker::for_tiles(const ast::Stmt& s, std::vector<StmtPtr>& out) {
   st->hi2 = bounds[1];
   st->step = steps[0];
   st->step2 = steps[1];
+  st->lo = from_row;
   st->persistent = s.persistent;
   push();
   if (s.index_var) {

@@ -172,7 +172,7 @@ struct Stmt {
   Cmp cmp = Cmp::eq;
   Order order = Order::relaxed;
   Scope scope = Scope::system;
-  ValuePtr lo, hi;      // ForRange, ForChunks; ForBlocks: hi = bound
+  ValuePtr lo, hi;      // ForRange, ForChunks; ForBlocks: hi = bound; ForTiles: lo = from_row (or null)
   ValuePtr stride;      // ForRange's step (null: 1)
   std::int64_t step = 1;  // ForBlocks, ForChunks block size; ForTiles rows per tile
   int var2 = -1, var_t = -1;  // ForTiles

@@ -167,7 +167,8 @@ class Printer {
       case StmtKind::ForTiles:
         line(d, "for " + (s.var_t >= 0 ? var(s.var_t) + ", " : std::string()) + "(" + var(s.var) + ", " + var(s.var2) +
                     ") in tiles([" + value(s.hi) + ", " + value(s.hi2) + "], [" + std::to_string(s.step) + ", " +
-                    std::to_string(s.step2) + "])" + (s.persistent ? " persistent" : "") + " {");
+                    std::to_string(s.step2) + "]" + (s.lo ? ", from_row: " + value(s.lo) : std::string()) + ")" +
+                    (s.persistent ? " persistent" : "") + " {");
         stmts(s.body, d + 1);
         line(d, "}");
         break;

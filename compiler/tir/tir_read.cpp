@@ -440,6 +440,11 @@ class Reader : private detail::Scanner {
       expect(",");
       s.step2 = extent("a tile side");
       expect("]");
+      if (eat(",")) {
+        expect_word("from_row");
+        expect(":");
+        s.lo = value();
+      }
       expect(")");
       s.persistent = eat_word("persistent");
       if (!t.empty()) s.var_t = new_var(t, Type::scalar(ScalarType::int_), false);

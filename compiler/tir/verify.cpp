@@ -356,6 +356,7 @@ class Verifier {
         need(s.hi, "a row bound");
         need(s.hi2, "a column bound");
         if (s.step < 1 || s.step2 < 1) fail("tiles loop with an empty tile");
+        if (s.lo && !(s.lo->type.is_scalar() && s.lo->type.elem == ScalarType::int_)) fail("tiles loop from a row that is not an int");
         loop_body(s, {s.var, s.var2, s.var_t}, roles_seen);
         break;
       case StmtKind::ForRanks: loop_body(s, {s.var}, roles_seen); break;

@@ -140,6 +140,45 @@ TEST_P(IriscLaunch, SixteenBitValuesGoTwoToAWord) {
   });
 }
 
+// from_row on the GPU (the plain tiles loop; the GEMM's walk is the Ops tests'): one
+// program visits the tile rows from the one holding row r on, wrapping, every tile once,
+// t the tile's row-major number (as HostKernelsSemantics.TilesFromARowWrapAround).
+const char* kTilesFromRow = R"(kernel walk(y: tensor<i32>[M, N], z: tensor<i32>[M, N], r: int) {
+    role one(programs: 1) {
+        let k = 0;
+        for t, (m, n) in tiles([M, N], [16, 64], from_row: r) {
+            store(y[m, n], fill<i32>(k, 16, 64));
+            store(z[m, n], fill<i32>(t as i32, 16, 64));
+            k = k + 1;
+        }
+    }
+}
+)";
+
+TEST_P(IriscLaunch, TilesFromARowWrapAround) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kTilesFromRow, "tiles_from_row.iris");
+    constexpr int kM = 40, kN = 100, kDown = 3, kAcross = 2;
+    for (const std::int64_t r : {std::int64_t{ctx.rank()} * 17, std::int64_t{73}, std::int64_t{-1}}) {
+      auto y = ctx.zeros<std::int32_t>({kM, kN});
+      auto z = ctx.zeros<std::int32_t>({kM, kN});
+      p.launch("walk", {y, z, r});
+      ctx.synchronize();
+      const int first = static_cast<int>(((r % kM) + kM) % kM / 16);
+      const std::vector<std::int32_t> gy = y.to_host(), gz = z.to_host();
+      for (int i = 0; i < kM; ++i) {
+        for (int j = 0; j < kN; ++j) {
+          const int tr = i / 16, tc = j / 64, visit = (tr - first + kDown) % kDown * kAcross + tc;
+          const auto at = static_cast<std::size_t>(i * kN + j);
+          require(gy[at] == visit && gz[at] == tr * kAcross + tc,
+                  "from_row " + std::to_string(r) + ": (" + std::to_string(i) + ", " + std::to_string(j) + ") visited " +
+                      std::to_string(gy[at]) + "th with t " + std::to_string(gz[at]));
+        }
+      }
+    }
+  });
+}
+
 IRIS_GPU_SUITE(IriscLaunch);
 
 }  // namespace

@@ -1,6 +1,7 @@
-// First-fit, coalescing allocator over heap offsets (see heap_allocator.hpp).
+// Two-ended first-fit, coalescing allocator over heap offsets (see heap_allocator.hpp).
 #include "heap/heap_allocator.hpp"
 
+#include <iterator>
 #include <string>
 
 #include "iris/error.hpp"
@@ -13,7 +14,8 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) & ~(a - 
 
 }  // namespace
 
-HeapAllocator::HeapAllocator(std::size_t begin, std::size_t bytes) : begin_(begin), bytes_(bytes) {
+HeapAllocator::HeapAllocator(std::size_t begin, std::size_t bytes, std::size_t small_below)
+    : begin_(begin), bytes_(bytes), small_below_(small_below) {
   if (bytes) free_.emplace(begin, bytes);
 }
 
@@ -25,6 +27,9 @@ std::size_t HeapAllocator::allocate(std::size_t bytes, std::size_t alignment) {
   // Clamp before rounding so huge requests cannot overflow; they still cannot fit.
   const std::size_t clamped = bytes > bytes_ ? bytes_ + 1 : bytes;
   const std::size_t size = align_up(clamped == 0 ? 1 : clamped, kMinAlignment);
+  if (size < small_below_) {
+    if (const auto at = take_from_top(size, alignment)) return *at;
+  }
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     const std::size_t block = it->first, block_size = it->second;
     const std::size_t start = align_up(block, alignment);
@@ -44,6 +49,24 @@ std::size_t HeapAllocator::allocate(std::size_t bytes, std::size_t alignment) {
               format_bytes(bytes) + "), " + std::to_string(free_bytes()) + " bytes free (" +
               format_bytes(free_bytes()) + ") of " + format_bytes(bytes_) + ", largest free block " +
               format_bytes(largest_free_block()) + "; raise the heap size (Options::heap_bytes, --heap or IRIS_HEAP_SIZE)");
+}
+
+// The highest free block that holds `size` bytes aligned to `alignment`, cut at its high
+// end (what is left on either side stays free; both are multiples of 256); none when none.
+std::optional<std::size_t> HeapAllocator::take_from_top(std::size_t size, std::size_t alignment) {
+  for (auto it = free_.rbegin(); it != free_.rend(); ++it) {
+    const std::size_t block = it->first, block_size = it->second;
+    if (block_size < size) continue;
+    const std::size_t start = (block + block_size - size) & ~(alignment - 1);
+    if (start < block) continue;
+    free_.erase(std::next(it).base());
+    if (start > block) free_.emplace(block, start - block);
+    if (const std::size_t end = block + block_size; end > start + size) free_.emplace(start + size, end - start - size);
+    live_.emplace(start, size);
+    used_ += size;
+    return start;
+  }
+  return std::nullopt;
 }
 
 void HeapAllocator::free(std::size_t offset) {

@@ -1,20 +1,26 @@
 // The allocator inside a symmetric heap: offsets in, offsets out, no device calls.
-// First fit over an address-ordered free list; free coalesces with both neighbours.
+// Two ends over one address-ordered free list: blocks of `small_below` bytes or more
+// first fit from the bottom; smaller ones from the top (the highest free block that
+// fits, at its high end), so the small flags and states that the standard library makes
+// lazily between calls never land in the hole a large tensor left and split it. Free
+// coalesces with both neighbours.
 // Deterministic: the same sequence of calls gives the same offsets on every rank,
 // which is what makes collective allocation symmetric.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <optional>
 
 namespace iris {
 
 class HeapAllocator {
  public:
   static constexpr std::size_t kMinAlignment = 256;
+  static constexpr std::size_t kSmallBelow = std::size_t{64} << 10;
 
-  // Manages [begin, begin + bytes).
-  HeapAllocator(std::size_t begin, std::size_t bytes);
+  // Manages [begin, begin + bytes). small_below = 0: every block first fit from the bottom.
+  HeapAllocator(std::size_t begin, std::size_t bytes, std::size_t small_below = kSmallBelow);
 
   // Returns the offset of a new block of at least `bytes` (rounded up to 256; 0 counts
   // as 256), aligned to max(alignment, 256). Throws iris::Error when nothing fits,
@@ -37,7 +43,9 @@ class HeapAllocator {
   std::size_t free_blocks() const { return free_.size(); }
 
  private:
-  std::size_t begin_, bytes_, used_ = 0;
+  std::optional<std::size_t> take_from_top(std::size_t size, std::size_t alignment);
+
+  std::size_t begin_, bytes_, small_below_, used_ = 0;
   std::map<std::size_t, std::size_t> free_;  // offset -> size, address-ordered, never adjacent
   std::map<std::size_t, std::size_t> live_;  // offset -> size (including alignment padding kept in front)
   std::map<std::size_t, std::size_t> pad_;   // offset -> padding bytes that precede it

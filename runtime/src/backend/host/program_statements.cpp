@@ -218,15 +218,18 @@ void Program::stmt(const tir::Stmt& s) {
     case K::ForTiles: {
       const i64 rows = sc(*s.hi).i, cols = sc(*s.hi2).i;
       const i64 across = (cols + s.step2 - 1) / s.step2;
-      const i64 total = (rows + s.step - 1) / s.step * across;
+      const i64 down = (rows + s.step - 1) / s.step, total = down * across;
+      // from_row: the walk starts at the tile row holding that row (modulo rows) and wraps.
+      i64 shift = 0;
+      if (s.lo && rows > 0) shift = (sc(*s.lo).i % rows + rows) % rows / s.step;
       for (i64 t = program_; t < total; t += programs_) {
         VarV& m = vars_[static_cast<std::size_t>(s.var)];
-        m.r.start = t / across * s.step;
+        m.r.start = (t / across + shift) % down * s.step;
         m.r.extent = rows - m.r.start < s.step ? rows - m.r.start : s.step;
         VarV& n = vars_[static_cast<std::size_t>(s.var2)];
         n.r.start = t % across * s.step2;
         n.r.extent = cols - n.r.start < s.step2 ? cols - n.r.start : s.step2;
-        if (s.var_t >= 0) vars_[static_cast<std::size_t>(s.var_t)].s = S{t, 0};
+        if (s.var_t >= 0) vars_[static_cast<std::size_t>(s.var_t)].s = S{m.r.start / s.step * across + t % across, 0};
         after_wait();  // a loop, however long, stops when the job aborts
         stmts(s.body);
       }

@@ -125,6 +125,11 @@ inline constexpr bool kNoPrologue<NoPrologue> = true;
 struct Programs {
   int program;
   int count;
+  // The walk's tile rows rotated by this many (>= 0): it starts at tile row row_shift
+  // (with clusters, the cluster's row holding it) and wraps. The same tiles, in another
+  // order: ranks that push each tile to the rank owning its rows start at different
+  // owners, so their stores spread over the links rather than meeting at one rank.
+  int row_shift = 0;
   IRIS_DEVICE IRIS_FORCEINLINE static Programs grid() {
     return {static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)};
   }
@@ -211,10 +216,13 @@ struct Gemm {
     const int ctiles_m = (tiles_m + CLUSTER - 1) / CLUSTER, n_tiles = ctiles_m * tiles_n;
     const int first = programs.program / CLUSTER, step = programs.count / CLUSTER;
     const int kblocks = (K + BK - 1) / BK;
+    const int cshift = ctiles_m > 0 ? programs.row_shift / CLUSTER % ctiles_m : 0;
     // The tile (tm, tn) of the cluster's step `tile`: program `cta` takes row cta of it.
     const auto tile_of = [&](int tile, int& tm, int& tn) {
       int ctm;
       grouped_tile(tile, ctiles_m, tiles_n, GROUP_M, ctm, tn);
+      ctm += cshift;
+      if (ctm >= ctiles_m) ctm -= ctiles_m;
       tm = ctm * CLUSTER + static_cast<int>(cta);
     };
 
