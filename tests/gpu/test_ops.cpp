@@ -167,7 +167,7 @@ void every_op(Context& ctx) {
     for (std::int64_t k = 0; k < kK; ++k) s += a_val(static_cast<int>(i / kRowsPerRank), i % kRowsPerRank, k, 3) * b_val(0, k, j, 3);
     return s;
   };
-  for (auto s : {S::unfused, S::fused, S::fused_pull}) {
+  for (auto s : {S::unfused, S::fused, S::fused_pull, S::copy_engines}) {
     auto C2 = ctx.zeros<T>(Shape{kRowsPerRank * w, kN});
     ops::all_gather_matmul(ctx, A2, B2, C2, {.schedule = s});
     ctx.synchronize();
@@ -353,10 +353,11 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
                    Shape{m, nn * w},
                    [kk, nn](int set, auto i, auto j) { return dot(0, i, static_cast<int>(j / nn), j % nn, set, kk); }});
   }
-  for (auto s : {S::unfused, S::fused, S::fused_pull}) {
-    out.push_back({s == S::fused        ? "all_gather_matmul fused (push)"
-                   : s == S::fused_pull ? "all_gather_matmul fused (pull)"
-                                        : "all_gather_matmul",
+  for (auto s : {S::unfused, S::fused, S::fused_pull, S::copy_engines}) {
+    out.push_back({s == S::fused          ? "all_gather_matmul fused (push)"
+                   : s == S::fused_pull   ? "all_gather_matmul fused (pull)"
+                   : s == S::copy_engines ? "all_gather_matmul copy_engines"
+                                          : "all_gather_matmul",
                    [&in, s](Context& c, int call, QueuedC& C) {
                      ops::all_gather_matmul(c, in.a_rows[call % 2], in.b0[call % 2], *C.bf16, {.schedule = s});
                    },
@@ -504,7 +505,7 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       auto B2 = make<bfloat16>(ctx, kBigK, kBigN, [&](auto k, auto j) { return b_val(0, k, j, 7); });
       auto C = ctx.zeros<bfloat16>(Shape{rows * w, kBigN});
       const auto one = [&](auto i, auto j) { return dot(static_cast<int>(i / rows), i % rows, 0, j, 7, kBigK); };
-      for (auto s : {S::unfused, S::fused, S::fused_pull}) {
+      for (auto s : {S::unfused, S::fused, S::fused_pull, S::copy_engines}) {
         ops::all_gather_matmul(ctx, A2, B2, C, {.schedule = s});
         ctx.synchronize();
         check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); },
@@ -512,7 +513,7 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
         ctx.barrier();
       }
     }
-  }, std::size_t{2304} << 20);
+  }, std::size_t{2560} << 20);
 }
 
 TEST_P(Ops, RefusesWhatItCannotDo) {

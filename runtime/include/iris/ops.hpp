@@ -37,12 +37,15 @@ namespace iris::ops {
 //    by tile, for the rows it covers (Iris's push all_gather_matmul).
 //  fused_pull: all_gather_matmul's GEMM reads every rank's rows of A where they lie,
 //    with no gathered copy (Iris's pull all_gather_matmul; A on the symmetric heap).
+//  copy_engines: all_gather_matmul's rows gathered by the GPU's copy engines (no SM
+//    moves them) while the GEMM runs: it starts on this rank's own rows and waits, tile
+//    by tile, for the peers' rows it covers.
 //  specialized: one kernel of two roles (workgroup specialization): GEMM programs store
 //    and flag each tile, and communication programs on 1/8 of the SMs move each flagged
 //    tile to the peers while the GEMM goes on (matmul_all_scatter; Iris's example 10).
 //  automatic: one of the above by op (see docs/library.md); in a job of one rank, the
 //    GEMM into C alone.
-enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused, fused_pull, specialized };
+enum class Schedule { automatic, unfused, bulk_synchronous, producer_consumer, fused, fused_pull, specialized, copy_engines };
 
 struct Options {
   Schedule schedule = Schedule::automatic;

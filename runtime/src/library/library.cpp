@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "compiler/driver/compile.hpp"
 #include "iris/jit.hpp"
@@ -148,6 +149,20 @@ void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {
   }
   if (s.bytes < bytes) throw Error("iris: internal: the zeroed buffer '" + name + "' was made smaller than asked");
   return s.ptr;
+}
+
+std::uint64_t* constant_words(Context& ctx, const std::string& name, std::size_t count, std::uint64_t value) {
+  Scratch& s = state(ctx).zeroed[name];
+  if (!s.ptr) {
+    require_not_capturing(ctx, "the standard library's constants '" + name + "'");
+    s.ptr = ctx.heap_alloc(count * sizeof(std::uint64_t));
+    s.bytes = count * sizeof(std::uint64_t);
+    const std::vector<std::uint64_t> words(count, value);
+    ctx.copy_from_host(s.ptr, words.data(), s.bytes);
+    ctx.barrier();  // written on every rank before any rank's copies read a peer's
+  }
+  if (s.bytes < count * sizeof(std::uint64_t)) throw Error("iris: internal: the constants '" + name + "' were made fewer than asked");
+  return static_cast<std::uint64_t*>(s.ptr);
 }
 
 std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces) {

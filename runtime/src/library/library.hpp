@@ -49,6 +49,9 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::siz
 // The zeroed symmetric buffer `name` of `bytes`, made collectively on first use and kept
 // (asking for more than it was made with is an internal error).
 void* zeroed(Context& ctx, const std::string& name, std::size_t bytes);
+// The symmetric buffer `name` of `count` u64 words, each `value`, made collectively on
+// first use and kept (a source of constants for copies, and an epoch that never moves).
+std::uint64_t* constant_words(Context& ctx, const std::string& name, std::size_t count, std::uint64_t value);
 
 // T (and A, the type sums accumulate in, for reductions) as defines.
 std::map<std::string, std::int64_t> type_defines(DType dt, bool reduces);

@@ -20,6 +20,7 @@ const char* name(Schedule s) {
     case Schedule::fused: return "fused";
     case Schedule::fused_pull: return "fused_pull";
     case Schedule::specialized: return "specialized";
+    case Schedule::copy_engines: return "copy_engines";
   }
   return "?";
 }
@@ -202,6 +203,39 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
                     {buffer(gathered, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
                      buffer(g.c, g.dtype, {rows, g.n}), flags, state_arg(push)},
                     s);
+}
+
+// all_gather_matmul by the copy engines: every rank's rows copied into every rank's G
+// on a side stream, each copy followed by an 8-byte copy of 1 into the receiver's flag
+// of those rows (stream order puts it after the rows), while matmul_gathered, from this
+// rank's own rows on, waits for the flags of the rows it covers. No SM moves data, so
+// the GEMM keeps every SM. The flags are zeroed at the start of each call and a device
+// barrier follows (every rank's are zero, and its GEMM of the last call, which read G,
+// is done), so a flag of 1 always means this call's rows: the same in a CUDA graph.
+void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, void* gathered) {
+  const int world = ctx.world(), rank = ctx.rank();
+  const std::int64_t rows = g.m * world;
+  const std::size_t bytes = static_cast<std::size_t>(g.m * g.k) * dtype_size(g.dtype);
+  Instance& mm = instance(ctx, dsl::ops_all_gather_matmul::matmul_gathered, gemm_defines(g, o));
+  auto* flags = static_cast<std::uint64_t*>(library::zeroed(ctx, "ops.gather_flags", static_cast<std::size_t>(world) * 8));
+  // Words of 1: the source of the flag copies, and the epoch matmul_gathered reads.
+  std::uint64_t* one = library::constant_words(ctx, "ops.gather_ones", 2, 1);
+  Stream s = stream_of(ctx, o);
+  ctx.zero_async(flags, static_cast<std::size_t>(world) * 8, s);
+  ctx.device_barrier(s);
+  Stream side = ctx.side_stream();
+  ctx.order(s, side);  // fork
+  auto* g_rows = static_cast<char*>(gathered) + static_cast<std::size_t>(rank) * bytes;
+  for (int k = 0; k < world; ++k) {
+    const int q = (rank + k) % world;
+    ctx.copy_async(ctx.translate(g_rows, q), g.a, bytes, side);
+    ctx.copy_async(ctx.translate(flags + rank, q), one, sizeof(std::uint64_t), side);
+  }
+  mm.program.launch(mm.kernel,
+                    {buffer(gathered, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                     buffer(g.c, g.dtype, {rows, g.n}), flags_arg(flags, world), buffer(one, DType::u64, {2})},
+                    s);
+  ctx.order(side, s);  // join: the call ends once every copy has landed
 }
 
 // all_gather_matmul's pull form (dsl/ops/all_gather_matmul.iris): one GEMM of
@@ -618,13 +652,18 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
   const Schedule sc =
-      schedule_of("all_gather_matmul", asked.schedule, {Schedule::unfused, Schedule::fused, Schedule::fused_pull});
+      schedule_of("all_gather_matmul", asked.schedule,
+                  {Schedule::unfused, Schedule::fused, Schedule::fused_pull, Schedule::copy_engines});
   const Options o = with_tile("all_gather_matmul", ctx, asked, g.m * ctx.world(), g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::fused_pull) return all_gather_matmul_pull(ctx, g, o);
   const std::int64_t rows = g.m * ctx.world();
   void* gathered = library::scratch(ctx, "ops.gathered", static_cast<std::size_t>(rows * g.k) * dtype_size(g.dtype));
   if (sc == Schedule::fused) return all_gather_matmul_push(ctx, g, o, gathered);
+  if (sc == Schedule::copy_engines) {
+    if (ctx.world() > 1) return all_gather_matmul_copies(ctx, g, o, gathered);
+    return all_gather_matmul_push(ctx, g, o, gathered);
+  }
   ccl::detail::all_gather(ctx, g.dtype, g.a, gathered, static_cast<std::size_t>(g.m * g.k),
                           {ccl::ReduceOp::sum, ccl::Algorithm::automatic, o.stream});
   plain_matmul(ctx, g, gathered, rows, g.c, o, stream_of(ctx, o));
