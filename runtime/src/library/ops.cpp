@@ -205,10 +205,10 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
                     s);
 }
 
-// all_gather_matmul by the copy engines: every rank's rows copied into every rank's G
-// on a side stream, each copy followed by an 8-byte copy of 1 into the receiver's flag
-// of those rows (stream order puts it after the rows), while matmul_gathered, from this
-// rank's own rows on, waits for the flags of the rows it covers. No SM moves data, so
+// all_gather_matmul by the copy engines: this rank's rows copied into every peer's G on
+// a side stream, each copy followed by an 8-byte copy of 1 into the receiver's flag of
+// those rows (stream order puts it after the rows), while matmul_gathered, from this
+// rank's own rows on (copied into G first), waits for the flags of the rows it covers. No SM moves data, so
 // the GEMM keeps every SM. The flags are zeroed at the start of each call and a device
 // barrier follows (every rank's are zero, and its GEMM of the last call, which read G,
 // is done), so a flag of 1 always means this call's rows: the same in a CUDA graph.
@@ -226,11 +226,16 @@ void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, voi
   Stream side = ctx.side_stream();
   ctx.order(s, side);  // fork
   auto* g_rows = static_cast<char*>(gathered) + static_cast<std::size_t>(rank) * bytes;
-  for (int k = 0; k < world; ++k) {
+  for (int k = 1; k < world; ++k) {
     const int q = (rank + k) % world;
     ctx.copy_async(ctx.translate(g_rows, q), g.a, bytes, side);
     ctx.copy_async(ctx.translate(flags + rank, q), one, sizeof(std::uint64_t), side);
   }
+  // This rank's own rows on its own stream, before the GEMM: a copy within one GPU may
+  // run as a kernel, which on the side stream would wait for an SM that the GEMM, waiting
+  // for those rows, never gives up.
+  ctx.copy_async(g_rows, g.a, bytes, s);
+  ctx.copy_async(flags + rank, one, sizeof(std::uint64_t), s);
   mm.program.launch(mm.kernel,
                     {buffer(gathered, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
                      buffer(g.c, g.dtype, {rows, g.n}), flags_arg(flags, world), buffer(one, DType::u64, {2})},
@@ -650,10 +655,19 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   produce_and_consume(ctx, g, o, sc, dsl::ops_matmul_reduce_scatter::reduce_scatter_tiles, {rows, g.n});
 }
 
+// The fewest rows a rank at which automatic gathers all_gather_matmul's rows by copy
+// engines beside the GEMM: below, the GEMM of its own rows is too short to hide the
+// copies (4 x H100, N = K = 8192, against cuBLAS + NCCL: M = 1024 copy_engines 0.94x,
+// unfused 0.98x; M = 4096 1.28x and 1.01x; M = 8192 1.12x and 0.98x).
+constexpr std::int64_t kCopyEnginesFromRows = 4096;
+
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
+  const bool copies = ctx.world() > 1 && !ctx.on_host() && g.m >= kCopyEnginesFromRows;
   const Schedule sc =
-      schedule_of("all_gather_matmul", asked.schedule,
-                  {Schedule::unfused, Schedule::fused, Schedule::fused_pull, Schedule::copy_engines});
+      asked.schedule == Schedule::automatic && copies
+          ? Schedule::copy_engines
+          : schedule_of("all_gather_matmul", asked.schedule,
+                        {Schedule::unfused, Schedule::fused, Schedule::fused_pull, Schedule::copy_engines});
   const Options o = with_tile("all_gather_matmul", ctx, asked, g.m * ctx.world(), g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::fused_pull) return all_gather_matmul_pull(ctx, g, o);
