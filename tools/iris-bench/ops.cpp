@@ -1,13 +1,15 @@
 // iris-bench ops (see ops.hpp). Per op and shape: fresh random operands, every variant
 // checked once on sampled entries of C, then `rounds` rounds in which every variant
-// (cuBLAS + NCCL included) times one batch of calls in turn, so clock drift (the power
-// cap of a long GEMM run) reaches all of them alike; the median batch is reported.
+// (cuBLAS + NCCL included) times one batch of calls in turn, each round in another order,
+// so clock drift (the power cap of a long GEMM run) reaches all of them alike; the median
+// batch is reported.
 #include "ops.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -205,7 +207,7 @@ int run_ops(const OpsBenchOptions& o) {
       std::printf("# iris-bench ops: %d ranks, %s (%s backend), %s; %s\n", W, device_name.c_str(), backend.c_str(), date.c_str(),
                   std::string(dtype_name(dt)).c_str());
       std::printf("# shapes: every rank's A [M, K] and B [K, N]; time: per call, the median of %d rounds, each one "
-                  "batch of %d back-to-back calls per variant in turn, the slowest rank's\n",
+                  "batch of %d back-to-back calls per variant in turn (each round in another order), the slowest rank's\n",
                   o.rounds, o.iters);
       std::printf("# checked before timing: %d sampled entries of C per rank against double-precision sums of fresh "
                   "random inputs; speedup = baseline time / time\n",
@@ -260,9 +262,16 @@ int run_ops(const OpsBenchOptions& o) {
             if (bad) wrong = true;
             here.push_back(std::move(r));
           }
+          // Each round in an order of its own (the same on every rank: one seed), so no
+          // variant always follows the same one: a variant after a long, slow one starts
+          // on a cool GPU at full clocks, and always there it would look faster than it is.
           std::vector<std::vector<double>> times(here.size());
+          std::vector<std::size_t> order(here.size());
+          for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+          std::mt19937 shuffle_rng(20261127);
           for (int round = 0; round < o.rounds; ++round) {
-            for (std::size_t i = 0; i < here.size(); ++i) {
+            if (round > 0) std::shuffle(order.begin(), order.end(), shuffle_rng);
+            for (std::size_t i : order) {
               if (!here[i].ran) continue;
               const Variant& v = here[i].variant;
               times[i].push_back(batch_us(ctx, [&] { run(v); }, round == 0 ? o.warmup : 0, o.iters));
@@ -314,8 +323,8 @@ int run_ops(const OpsBenchOptions& o) {
     js["backend"] = backend;
     js["world"] = world;
     js["dtype"] = std::string(dtype_name(dt));
-    js["timing"] = "per call: the median of rounds, each one batch of iters back-to-back calls per variant in turn, "
-                   "slowest rank";
+    js["timing"] = "per call: the median of rounds, each one batch of iters back-to-back calls per variant in turn "
+                   "(each round in another order), slowest rank";
     js["iters"] = o.iters;
     js["rounds"] = o.rounds;
     js["warmup"] = o.warmup;
