@@ -385,6 +385,33 @@ TEST_P(Ops, EveryOpOnRowsTmaCannotRead) {
   });
 }
 
+// An f16 GEMM + all-scatter of N = 100 columns a rank (B's rows and C's blocks of 200
+// bytes, K = 40: A's rows of 80), the shape a user wrote: every schedule runs it on
+// sm_90a through the GEMM's fallback and is right.
+TEST_P(Ops, F16AllScatterOfAHundredColumns) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    using S = ops::Schedule;
+    const int w = ctx.world(), r = ctx.rank();
+    constexpr std::int64_t kM = 200, kK2 = 40, kN2 = 100;
+    auto A = make<half>(ctx, kM, kK2, [&](auto i, auto k) { return a_val(0, i, k, 14); });
+    auto B = make<half>(ctx, kK2, kN2, [&](auto k, auto j) { return b_val(r, k, j, 14); });
+    const auto exact = [&](int q, std::int64_t i, std::int64_t j) {
+      double s = 0;
+      for (std::int64_t k = 0; k < kK2; ++k) s += a_val(0, i, k, 14) * b_val(q, k, j, 14);
+      return s;
+    };
+    for (auto s : {S::automatic, S::fused, S::specialized, S::unfused}) {
+      auto C = ctx.zeros<half>(Shape{kM, kN2 * w});
+      ops::matmul_all_scatter(ctx, A, B, C, {.schedule = s});
+      ctx.synchronize();
+      expect_near(C, [&](auto i, auto j) { return exact(static_cast<int>(j / kN2), i, j % kN2); },
+                  [&](auto i, auto j) { return eps<half>() * std::abs(exact(static_cast<int>(j / kN2), i, j % kN2)) + 1e-9; },
+                  std::string("f16 matmul_all_scatter of 100 columns a rank, ") + ops::name(s));
+      ctx.barrier();
+    }
+  });
+}
+
 // Every op captured in two CUDA graphs (input set 0 into C0, set 1 into C1) after an
 // eager call, then the two replayed back to back, five times, each pair checked.
 TEST_P(Ops, EveryOpReplaysInAGraph) {
