@@ -64,7 +64,7 @@ GpuSource emit_cuda(const Module& module, const SourceBuffer& source, bool trace
     mma = mma || k.uses_mma;
     gemm = gemm || k.gemm.stages;
   }
-  if (mma) s += "#include <iris/device/tile_mma.hpp>\n";
+  if (mma) s += "#include <iris/device/tile/mma.hpp>\n";
   // Only where used: the template is the largest header NVRTC would parse.
   if (gemm) s += "#include <iris/device/gemm/sm90/gemm.hpp>\n";
   s += "\n";

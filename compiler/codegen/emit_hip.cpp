@@ -19,7 +19,7 @@ class HipKernelPrinter final : public GpuKernelPrinter {
   using GpuKernelPrinter::GpuKernelPrinter;
 
  private:
-  // clang's arithmetic 16-bit types on AMDGPU (bf16 is __bf16 where the clang has it: hip_compat.hpp).
+  // clang's arithmetic 16-bit types on AMDGPU (bf16 is __bf16 where the clang has it: arch/hip/compat.hpp).
   const char* type_name(ScalarType t) const override {
     return gpu_scalar_type_name(t, "_Float16", "iris::device::bfloat16");
   }
@@ -63,7 +63,7 @@ GpuSource emit_hip(const Module& module, const SourceBuffer& source, bool trace_
   s += "#include <iris/device.hpp>\n";
   bool mfma = false;
   for (const Kernel& k : module.kernels) mfma = mfma || k.uses_mma;
-  if (mfma) s += "#include <iris/device/tile_mfma.hpp>\n";
+  if (mfma) s += "#include <iris/device/tile/mfma.hpp>\n";
   s += "\n";
   s += gpu_module_prelude(module);
   const contract::Module contract = launch_contract(module);

@@ -1,5 +1,5 @@
 // EmitHip: tir::Module -> HIP C++ for clang's AMDGPU backend, against the device library
-// in templates/ (iris/device.hpp, which under HIP brings its own hip_compat.hpp: the
+// in templates/ (iris/device.hpp, which under HIP brings its own arch/hip/compat.hpp: the
 // source needs no HIP headers and compiles with -nogpuinc). The same kernels, signature
 // and launch contract as EmitCuda (emit_cuda.hpp); the contract is an exported global
 // `iris_metadata` of the code object.

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "compiler/tir/visit.hpp"
-#include "templates/include/iris/device/tile_shapes.hpp"
+#include "templates/include/iris/device/tile/shapes.hpp"
 
 namespace irisc {
 namespace {

@@ -1,6 +1,6 @@
 // select_matmul: how each matmul is computed. On targets with mma.sync, tensor cores (m16n8k16,
-// templates' tile_mma.hpp) for bf16/f16 operands on tiles whose rows and columns are
-// multiples of 32, with 256 threads, whose shared memory (tile_shapes.hpp's
+// templates' tile/mma.hpp) for bf16/f16 operands on tiles whose rows and columns are
+// multiples of 32, with 256 threads, whose shared memory (tile/shapes.hpp's
 // mma_shared_bytes: room for the synchronous mainloop and, for columns a multiple of 64,
 // the cp.async pipeline, with B's layout) fits one program per SM; else the SIMT
 // lowering (tile.hpp). The kernel's dynamic shared memory is the largest of its

@@ -9,7 +9,7 @@
 namespace irisc::toolchain {
 
 struct EmbeddedHeader {
-  const char* name;  // as #included: "iris/device.hpp", "iris/device/rma.hpp", ...
+  const char* name;  // as #included: "iris/device.hpp", "iris/device/memory/rma.hpp", ...
   const char* text;  // relative includes already rewritten to full names
 };
 

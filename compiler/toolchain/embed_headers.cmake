@@ -2,7 +2,7 @@
 #
 # Writes a C++ source defining irisc::toolchain::device_headers() and
 # device_headers_digest() (declared in device_headers.hpp) from every file under
-# <HEADER_ROOT>/iris/, each named as it is #included ("iris/device/rma.hpp").
+# <HEADER_ROOT>/iris/, each named as it is #included ("iris/device/memory/rma.hpp").
 #
 # NVRTC resolves an #include only against the exact names of in-memory headers; it
 # does not look beside the including header. So quoted includes that are relative to

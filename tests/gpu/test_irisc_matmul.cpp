@@ -78,7 +78,7 @@ void check_gemm_all_scatter(Context& ctx, const char* dtype) {
   }
 }
 
-// Every shape takes tensor cores for bf16 and f16: mma.sync (tile_mma.hpp; 128 x 128
+// Every shape takes tensor cores for bf16 and f16: mma.sync (tile/mma.hpp; 128 x 128
 // needs 67.5 KiB of dynamic shared memory, so the launch opts in above 48 KiB), or on
 // sm_90a the wgmma GEMM for all but 32 x 64. The shapes leave partial tiles in M, N and K.
 TEST_P(IriscMatmul, GemmAllScatterMatchesHostProduct) {
@@ -493,7 +493,7 @@ TEST_P(IriscWgmma, TmaRowsThatAreNotMultiplesOf16BytesFallBack) {
 // ---- the mma.sync lowering (select-matmul), compiled for a target without wgmma ---------
 // The kernels of kGemmKn / kGemmNk compiled for sm_80 on an Ampere GPU, or sm_90 on a
 // Hopper one (a cubin runs only on GPUs of its own major version; without the "a",
-// nothing becomes the sm90 GEMM): tensor cores through tile_mma.hpp, whose columns that
+// nothing becomes the sm90 GEMM): tensor cores through tile/mma.hpp, whose columns that
 // are multiples of 64 take the cp.async pipeline when both operands' rows are 16-byte
 // aligned, and the synchronous mainloop otherwise. 128 x 256 tiles run one program per
 // SM, the others two.

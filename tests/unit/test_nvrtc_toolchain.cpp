@@ -265,9 +265,9 @@ TEST(EmbeddedDeviceHeaders, NamedAsIncludedAndSelfContained) {
   std::set<std::string> names;
   for (const auto& h : irisc::toolchain::device_headers()) names.insert(h.name);
   EXPECT_TRUE(names.count("iris/device.hpp"));
-  EXPECT_TRUE(names.count("iris/device/rma.hpp"));
-  EXPECT_TRUE(names.count("iris/device/atomics.hpp"));
-  EXPECT_TRUE(names.count("iris/device/signal.hpp"));
+  EXPECT_TRUE(names.count("iris/device/memory/rma.hpp"));
+  EXPECT_TRUE(names.count("iris/device/memory/atomics.hpp"));
+  EXPECT_TRUE(names.count("iris/device/memory/signal.hpp"));
   // Every quoted include names an embedded header in full: NVRTC matches in-memory
   // headers by exact name only.
   const std::regex quoted("#[ \t]*include[ \t]*\"([^\"]+)\"");

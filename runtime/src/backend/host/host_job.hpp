@@ -13,7 +13,7 @@
 #include <string>
 
 #include "iris/device/context.hpp"
-#include "iris/device/signal.hpp"
+#include "iris/device/memory/signal.hpp"
 #include "iris/error.hpp"
 
 namespace iris::host {

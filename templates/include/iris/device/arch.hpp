@@ -1,6 +1,6 @@
 // Compiler-portability layer for the iris device library: the function
 // qualifier macros and fixed-width integer aliases that every other device
-// header uses. It includes nothing but, under HIP, hip_compat.hpp, so that the
+// header uses. It includes nothing but, under HIP, arch/hip/compat.hpp, so that the
 // same headers compile under nvcc, NVRTC (which has no host standard headers),
 // clang's HIP (AMDGCN, without HIP's headers) and plain host C++.
 #pragma once
@@ -39,7 +39,7 @@
 #endif
 
 #if IRIS_HIP_COMPILER
-#include "hip_compat.hpp"
+#include "arch/hip/compat.hpp"
 #endif
 
 // Outside a GPU compiler the qualifiers vanish, so host-side C++ can include

@@ -1,12 +1,12 @@
 // One warp-level mma.sync m16n8k16 step with f32 accumulation, shared by matmul_mma's
-// two mainloops (tile_mma.hpp, tile_mma_pipelined.hpp), which differ only in how the
+// two mainloops (tile/mma.hpp, tile/mma_pipelined.hpp), which differ only in how the
 // operand fragments reach registers.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "arch.hpp"
+#include "../arch.hpp"
 
 #if IRIS_CUDA_COMPILER
 namespace iris::device::tile::detail {

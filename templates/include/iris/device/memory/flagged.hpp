@@ -9,10 +9,10 @@
 // value (its start is even) and `valid` counts values.
 #pragma once
 
-#include "arch.hpp"
-#include "context.hpp"
+#include "../arch.hpp"
+#include "../context.hpp"
 #include "signal.hpp"
-#include "tile.hpp"
+#include "../tile/tile.hpp"
 
 #if IRIS_GPU_COMPILER
 namespace iris::device {

@@ -5,10 +5,10 @@
 // consumer once the wait returns.
 #pragma once
 
-#include "arch.hpp"
-#include "context.hpp"
-#include "memory_model.hpp"
-#include "trace.hpp"
+#include "../arch.hpp"
+#include "../context.hpp"
+#include "model.hpp"
+#include "../trace.hpp"
 
 namespace iris::device {
 

@@ -5,8 +5,8 @@
 // anything (use fence()/quiet()/signal() for that).
 #pragma once
 
-#include "arch.hpp"
-#include "context.hpp"
+#include "../arch.hpp"
+#include "../context.hpp"
 
 #if IRIS_GPU_COMPILER
 namespace iris::device {

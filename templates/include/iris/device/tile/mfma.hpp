@@ -1,6 +1,6 @@
 // Matrix-core lowering of tile::matmul on AMD CDNA GPUs (gfx90a, gfx942) for 16-bit
 // operands (bf16 or f16) with f32 accumulation: v_mfma_f32_16x16x16 (bf16_1k / f16), one
-// wavefront of 64 lanes per instruction. The AMD counterpart of tile_mma.hpp, with the
+// wavefront of 64 lanes per instruction. The AMD counterpart of tile/mma.hpp, with the
 // same contract and the same shapes: 2-D tiles whose rows and columns are multiples of 32,
 // with 256 threads (4 wavefronts); other shapes and types take tile::matmul (tile.hpp).
 //
@@ -16,7 +16,7 @@
 #pragma once
 
 #include "tile.hpp"
-#include "tile_shapes.hpp"
+#include "shapes.hpp"
 
 #if IRIS_HIP_COMPILER
 namespace iris::device::tile {

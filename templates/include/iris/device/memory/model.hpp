@@ -4,8 +4,8 @@
 // exactly the one requested, independent of what CUDA's intrinsics default to.
 #pragma once
 
-#include "arch.hpp"
-#include "context.hpp"
+#include "../arch.hpp"
+#include "../context.hpp"
 
 // Expands STMT(".sem", ".scope", ...) for the compile-time pair (O, S).
 // PTX qualifiers must be string literals inside asm(), so the choice is made

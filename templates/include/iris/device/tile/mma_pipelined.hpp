@@ -1,11 +1,11 @@
-// The sm_80 tensor-core mainloop for tile::matmul_mma (tile_mma.hpp): the same contract
+// The sm_80 tensor-core mainloop for tile::matmul_mma (tile/mma.hpp): the same contract
 // and warp layout (8 warps in a 2 x 4 grid, mma.sync m16n8k16, f32 accumulators), with
 // the operand slices brought in by cp.async into a 3-deep ring of shared memory, so that
 // the loads of slice k + 2 overlap the tensor-core work on slice k, and fragments read
 // with ldmatrix (B as [K, N] through its transposing form, so no thread transposes).
 //
 // cp.async moves 16 bytes at a time: A's and B's rows must start 16-byte aligned (lda,
-// ldb multiples of 8 elements, 16-byte aligned bases); tile_mma.hpp's matmul_mma takes
+// ldb multiples of 8 elements, 16-byte aligned bases); tile/mma.hpp's matmul_mma takes
 // this path only then. Partial tiles need nothing special: a chunk past the valid rows,
 // columns or K copies fewer bytes (or none) and cp.async fills the rest with zeros.
 #pragma once
@@ -14,8 +14,8 @@
 #include <cuda_fp16.h>
 
 #include "tile.hpp"
-#include "tile_mma_step.hpp"
-#include "tile_shapes.hpp"
+#include "mma_step.hpp"
+#include "shapes.hpp"
 
 #if IRIS_CUDA_COMPILER
 namespace iris::device::tile {

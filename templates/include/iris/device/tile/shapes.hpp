@@ -3,7 +3,7 @@
 // very formula the templates allocate by.
 #pragma once
 
-#include "arch.hpp"
+#include "../arch.hpp"
 
 namespace iris::device::tile {
 
@@ -16,7 +16,7 @@ IRIS_HOST_DEVICE constexpr long long mma_sync_shared_bytes(long long rows, long 
   return slices > staging ? slices : staging;
 }
 
-// The cp.async pipeline of matmul_mma (tile_mma_pipelined.hpp): BK-deep slices in a ring
+// The cp.async pipeline of matmul_mma (tile/mma_pipelined.hpp): BK-deep slices in a ring
 // of kMmaPipelineStages, A as [rows][BK + 8], B as [cols][BK + 8] (given as [N, K]) or
 // [BK][cols + 8]; the accumulator staging reuses the ring.
 inline constexpr int kMmaPipelineBk = 32;
@@ -40,7 +40,7 @@ IRIS_HOST_DEVICE constexpr long long mma_shared_bytes(long long rows, long long 
   return sync > pipelined ? sync : pipelined;
 }
 
-// matmul_mfma (tile_mfma.hpp, AMD) stages A and B as matmul_mma's synchronous mainloop
+// matmul_mfma (tile/mfma.hpp, AMD) stages A and B as matmul_mma's synchronous mainloop
 // does, then hands the accumulators back through LDS in bands of rows: whole while the
 // band fits in the slices' room (at least 32 KiB), else halved down to 16 rows, so that a
 // large tile (128 x 256) still leaves room for two workgroups in 64 KiB.

@@ -8,8 +8,8 @@
 // first B / VEC threads, and loads, stores and reductions skip the rest (kPartial).
 #pragma once
 
-#include "arch.hpp"
-#include "context.hpp"
+#include "../arch.hpp"
+#include "../context.hpp"
 
 #if IRIS_GPU_COMPILER
 namespace iris::device::tile {

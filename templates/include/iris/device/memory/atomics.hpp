@@ -4,9 +4,9 @@
 // mutually atomic (NVLink/PCIe P2P carries atomics natively).
 #pragma once
 
-#include "arch.hpp"
-#include "context.hpp"
-#include "memory_model.hpp"
+#include "../arch.hpp"
+#include "../context.hpp"
+#include "model.hpp"
 
 namespace iris::device::detail {
 

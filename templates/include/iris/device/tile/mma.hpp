@@ -4,7 +4,7 @@
 // shapes and types take tile::matmul (tile.hpp).
 //
 // Tiles whose columns are a multiple of 64 (mma_pipelines) take the cp.async pipeline of
-// tile_mma_pipelined.hpp when both operands' rows are 16-byte aligned, which is decided
+// tile/mma_pipelined.hpp when both operands' rows are 16-byte aligned, which is decided
 // per call. Otherwise, per BK = 32 slice of K, the block loads A[rows, BK] (k contiguous)
 // and B[BK, cols] transposed (k contiguous) through registers into shared memory, with
 // rows padded to 40 elements so that the fragment reads of a warp hit 32 different
@@ -18,9 +18,9 @@
 #include <cuda_fp16.h>
 
 #include "tile.hpp"
-#include "tile_mma_pipelined.hpp"
-#include "tile_mma_step.hpp"
-#include "tile_shapes.hpp"
+#include "mma_pipelined.hpp"
+#include "mma_step.hpp"
+#include "shapes.hpp"
 
 #if IRIS_CUDA_COMPILER
 namespace iris::device::tile {
