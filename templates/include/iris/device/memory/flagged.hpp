@@ -34,41 +34,6 @@ IRIS_DEVICE IRIS_FORCEINLINE T flag_value(u64 w) {
   return v;
 }
 
-// Loads and stores the words themselves: volatile, so every poll reads memory, and a
-// 16-byte access moves two words at once.
-IRIS_DEVICE IRIS_FORCEINLINE u64 word_load(const u64* p) {
-#if IRIS_HIP_COMPILER
-  return __hip_atomic_load(amdgcn::global(const_cast<u64*>(p)), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
-#else
-  u64 w;
-  asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(w) : "l"(p) : "memory");
-  return w;
-#endif
-}
-IRIS_DEVICE IRIS_FORCEINLINE void word_store(u64* p, u64 w) {
-#if IRIS_HIP_COMPILER
-  __hip_atomic_store(amdgcn::global(p), w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
-#else
-  asm volatile("st.volatile.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
-#endif
-}
-IRIS_DEVICE IRIS_FORCEINLINE void word_store2(u64* p, u64 a, u64 b) {
-#if IRIS_HIP_COMPILER
-  word_store(p, a);
-  word_store(p + 1, b);
-#else
-  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
-#endif
-}
-IRIS_DEVICE IRIS_FORCEINLINE void word_load2(const u64* p, u64& a, u64& b) {
-#if IRIS_HIP_COMPILER
-  a = word_load(p);
-  b = word_load(p + 1);
-#else
-  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
-#endif
-}
-
 // A tile whose threads hold V consecutive elements (V >= 4) would store its words V
 // words apart from thread to thread: each 16-byte access of a warp then fills half or
 // less of a 32-byte sector, and over NVLink every partial sector is a transaction of

@@ -69,66 +69,6 @@ IRIS_HOST_DEVICE inline void fill_wait_fault(WaitFault& f, const Context& ctx, c
 namespace iris::device {
 namespace detail {
 
-#if IRIS_HIP_COMPILER
-// An atomic add whose result is unused: the AMDGPU backend emits the no-return form.
-template <Order O, Scope S, class W>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(W* p, W v) {
-  (void)__hip_atomic_fetch_add(amdgcn::global(p), v, hip_order<O>, hip_scope<S>);
-}
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add_v2(float* p, float v0, float v1) {
-  red_add<O, S>(p, v0);
-  red_add<O, S>(p + 1, v1);
-}
-#else
-// `red` rather than `atom`: the old value is not needed, and a reduction
-// lets the SM move on without waiting for the remote round trip.
-#define IRIS_DETAIL_RED_STMT(SEM, SCOPE, OPTYPE, C) \
-  asm volatile("red" SEM SCOPE ".global" OPTYPE " [%0], %1;" ::"l"(p), C(v) : "memory")
-
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(u32* p, u32 v) {
-  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u32", "r")
-}
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(i32* p, i32 v) {
-  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.s32", "r")
-}
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(u64* p, u64 v) {
-  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u64", "l")
-}
-// PTX has no red.add.s64; two's-complement addition is sign-agnostic.
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(i64* p, i64 v) {
-  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.u64", "l")
-}
-
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add(float* p, float v) {
-  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_STMT, ".add.f32", "f")
-}
-
-#undef IRIS_DETAIL_RED_STMT
-
-// p[0] += v0, p[1] += v1 as one vector reduction (sm_90's red.global.add.v2.f32; p is
-// 8-byte aligned); two scalar ones before sm_90.
-#define IRIS_DETAIL_RED_V2_STMT(SEM, SCOPE, OPTYPE, C) \
-  asm volatile("red" SEM SCOPE ".global" OPTYPE " [%0], {%1, %2};" ::"l"(p), C(v0), C(v1) : "memory")
-
-template <Order O, Scope S>
-IRIS_DEVICE IRIS_FORCEINLINE void red_add_v2(float* p, float v0, float v1) {
-#if __CUDA_ARCH__ >= 900
-  IRIS_DETAIL_PTX_ORDER_SCOPE(O, S, IRIS_DETAIL_RED_V2_STMT, ".add.v2.f32", "f")
-#else
-  red_add<O, S>(p, v0);
-  red_add<O, S>(p + 1, v1);
-#endif
-}
-
-#undef IRIS_DETAIL_RED_V2_STMT
-#endif  // IRIS_HIP_COMPILER
-
 // The first polls spin back to back: a flag that arrives within them is
 // seen one load latency later, which is what ping-pong latency measures.
 // Only a wait that has already lasted milliseconds starts to sleep, which
@@ -137,15 +77,6 @@ IRIS_DEVICE IRIS_FORCEINLINE void red_add_v2(float* p, float v0, float v1) {
 inline constexpr u32 kTightPolls = 1u << 12;
 inline constexpr u32 kFirstSleepNs = 32;
 inline constexpr u32 kMaxSleepNs = 1024;
-
-#if IRIS_HIP_COMPILER
-// s_sleep 1 waits 64 clocks, about 30 ns at the clocks of gfx90a and gfx942.
-IRIS_DEVICE IRIS_FORCEINLINE void nanosleep(u32 ns) {
-  for (u32 t = 0; t < ns; t += 32) __builtin_amdgcn_s_sleep(1);
-}
-#else
-IRIS_DEVICE IRIS_FORCEINLINE void nanosleep(u32 ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
-#endif
 
 }  // namespace detail
 
