@@ -150,7 +150,7 @@ void every_op(Context& ctx) {
     for (std::int64_t k = 0; k < kK; ++k) s += a_val(0, i, k, 2) * b_val(q, k, j, 2);
     return s;
   };
-  for (auto s : {S::fused, S::specialized, S::unfused}) {
+  for (auto s : {S::fused, S::specialized, S::unfused, S::copy_engines}) {
     auto C1 = ctx.zeros<T>(Shape{m, kN * w});
     ops::matmul_all_scatter(ctx, A1, B1, C1, {.schedule = s});
     ctx.synchronize();
@@ -345,8 +345,8 @@ std::vector<Queued> every_queued_op(Context& ctx, QueuedInputs& in, std::int64_t
                    },
                    Shape{kQRows, nn}, [sum, r](int set, auto i, auto j) { return sum(set, i + r * kQRows, j); }});
   }
-  for (auto s : {S::fused, S::specialized, S::unfused}) {
-    out.push_back({s == S::fused ? "matmul_all_scatter" : s == S::specialized ? "matmul_all_scatter specialized" : "matmul_all_scatter unfused",
+  for (auto s : {S::fused, S::specialized, S::unfused, S::copy_engines}) {
+    out.push_back({s == S::fused ? "matmul_all_scatter" : s == S::specialized ? "matmul_all_scatter specialized" : s == S::unfused ? "matmul_all_scatter unfused" : "matmul_all_scatter copy_engines",
                    [&in, s](Context& c, int call, QueuedC& C) {
                      ops::matmul_all_scatter(c, in.a0[call % 2], in.b[call % 2], *C.bf16, {.schedule = s});
                    },
@@ -400,7 +400,7 @@ TEST_P(Ops, F16AllScatterOfAHundredColumns) {
       for (std::int64_t k = 0; k < kK2; ++k) s += a_val(0, i, k, 14) * b_val(q, k, j, 14);
       return s;
     };
-    for (auto s : {S::automatic, S::fused, S::specialized, S::unfused}) {
+    for (auto s : {S::automatic, S::fused, S::specialized, S::unfused, S::copy_engines}) {
       auto C = ctx.zeros<half>(Shape{kM, kN2 * w});
       ops::matmul_all_scatter(ctx, A, B, C, {.schedule = s});
       ctx.synchronize();
@@ -518,7 +518,7 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       auto A1 = make<bfloat16>(ctx, kM, kBigK, [&](auto i, auto k) { return a_val(0, i, k, 6); });
       auto C = ctx.zeros<bfloat16>(Shape{kM, n * w});
       const auto one = [&](auto i, auto j) { return dot(0, i, static_cast<int>(j / n), j % n, 6, kBigK); };
-      for (auto s : {S::fused, S::specialized, S::unfused}) {
+      for (auto s : {S::fused, S::specialized, S::unfused, S::copy_engines}) {
         ops::matmul_all_scatter(ctx, A1, B1, C, {.schedule = s});
         ctx.synchronize();
         check(C, one, [&](auto i, auto j) { return std::abs(one(i, j)); },

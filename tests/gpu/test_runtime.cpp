@@ -186,6 +186,55 @@ TEST_P(Runtime, StreamsCopiesAndZeroing) {
   });
 }
 
+// A 2-D copy of a column block into the next rank's matrix, held on a side stream until
+// a word reaches a value (raised by a copy on the rank's stream, enqueued first), and the
+// pitches a copy's rows do not fit refused.
+TEST_P(Runtime, TwoDimensionalCopiesWaitForAWord) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const int w = ctx.world(), r = ctx.rank(), next = (r + 1) % w, prev = (r + w - 1) % w;
+    constexpr std::int64_t kRows = 37, kCols = 24, kBlock = 5;  // columns (r % 4) * 5 .. of [37, 24] matrices
+    auto x = ctx.full<float>(Shape{kRows, kCols}, -1.0);
+    auto y = ctx.full<float>(Shape{kRows, kCols}, -1.0);
+    std::vector<float> mine(static_cast<std::size_t>(kRows * kCols));
+    for (std::int64_t i = 0; i < kRows * kCols; ++i) mine[static_cast<std::size_t>(i)] = static_cast<float>(r * 10000 + i);
+    x.copy_from_host(mine);
+    auto word = ctx.zeros<std::uint64_t>(1);
+    auto three = ctx.full<std::uint64_t>(1, 3.0);
+    ctx.barrier();
+    Stream side = ctx.side_stream();
+    ctx.order(ctx.stream(), side);
+    ctx.copy_async(word.data(), three.data(), sizeof(std::uint64_t));  // the rank's stream raises the word
+    ctx.wait_value(word.data(), 3, side);
+    // Rows 0 .. 34 of this rank's block into rows 1 .. 35 of the next rank's y.
+    const std::size_t pitch = kCols * sizeof(float);
+    const std::int64_t col0 = (r % 4) * kBlock, pcol0 = (prev % 4) * kBlock;
+    ctx.copy_2d_async(ctx.translate(y.data() + kCols + col0, next), pitch, x.data() + col0, pitch, kBlock * sizeof(float),
+                      kRows - 2, side);
+    ctx.order(side, ctx.stream());
+    ctx.synchronize();
+    ctx.barrier();
+    const auto got = y.to_host();
+    for (std::int64_t i = 0; i < kRows; ++i) {
+      for (std::int64_t j = 0; j < kCols; ++j) {
+        const bool copied = i >= 1 && i < kRows - 1 && j >= pcol0 && j < pcol0 + kBlock;
+        const float want = copied ? static_cast<float>(prev * 10000 + (i - 1) * kCols + j) : -1.0f;
+        const float g = got[static_cast<std::size_t>(i * kCols + j)];
+        if (g != want) {
+          require(false, "y[" + std::to_string(i) + ", " + std::to_string(j) + "] is " + std::to_string(g) + ", expected " +
+                             std::to_string(want));
+        }
+      }
+    }
+    bool refused = false;
+    try {
+      ctx.copy_2d_async(y.data(), 8, x.data(), pitch, 16, 2);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("do not fit pitches") != std::string::npos;
+    }
+    require(refused, "rows wider than the destination's pitch are refused");
+  });
+}
+
 TEST_P(Runtime, DeviceBarrierOrdersWritesAlsoInAGraph) {
   IRIS_REQUIRE_CUDA();  // hand-written CUDA test kernels
   run_ranks(GetParam(), [](Context& ctx, Module& m) {

@@ -63,7 +63,7 @@ std::vector<Variant> variants_of(LibraryOp op) {
       return {iris(S::unfused), iris(S::bulk_synchronous), iris(S::producer_consumer), iris(S::fused),
               iris(S::automatic)};
     case LibraryOp::matmul_all_scatter:
-      return {iris(S::unfused), iris(S::fused), iris(S::specialized), iris(S::automatic)};
+      return {iris(S::unfused), iris(S::fused), iris(S::specialized), iris(S::copy_engines), iris(S::automatic)};
     case LibraryOp::all_gather_matmul:
       return {iris(S::unfused), iris(S::fused), iris(S::fused_pull), iris(S::copy_engines), iris(S::automatic)};
     case LibraryOp::all_reduce: break;

@@ -103,6 +103,14 @@ class Context {
   void copy_async(void* dst, const void* src, std::size_t bytes, Stream stream = nullptr);
   // `bytes` zero bytes at `ptr`.
   void zero_async(void* ptr, std::size_t bytes, Stream stream = nullptr);
+  // `height` rows of `width` bytes from `src` (rows `src_pitch` bytes apart) to `dst`
+  // (rows `dst_pitch` apart): device memory, this GPU's or a peer's heap by address.
+  void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                     std::size_t height, Stream stream = nullptr);
+  // What is enqueued on `stream` from now on waits until the u64 at `word` (this GPU's
+  // memory) is at least `value`: the GPU's front end waits, no SM does (on the host
+  // backend, which runs work as it is enqueued, the word must be there already).
+  void wait_value(const std::uint64_t* word, std::uint64_t value, Stream stream = nullptr);
 
   // --- streams -----------------------------------------------------------------------
   // A second stream of this rank, for work that runs beside the rank's own: made on

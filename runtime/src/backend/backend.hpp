@@ -148,6 +148,13 @@ class Backend {
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, StreamHandle* stream) = 0;
   virtual void copy_peer_async(void* dst, DriverContextHandle* dst_context, const void* src,
                                DriverContextHandle* src_context, std::size_t bytes, StreamHandle* stream) = 0;
+  // `height` rows of `width` bytes, rows `dst_pitch` and `src_pitch` bytes apart (device
+  // memory by unified address, a peer's included), ordered on `stream`.
+  virtual void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                             std::size_t height, StreamHandle* stream) = 0;
+  // Holds what is enqueued on `stream` after it until the 64-bit word at `word` (device
+  // memory) is at least `value`.
+  virtual void wait_value_async(const std::uint64_t* word, std::uint64_t value, StreamHandle* stream) = 0;
 
   // --- IPC: sharing a mem_alloc'd block with other processes -----------------------------
   virtual IpcMemHandle ipc_export(void* base) = 0;

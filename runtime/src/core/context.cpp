@@ -54,6 +54,21 @@ void Context::zero_async(void* ptr, std::size_t bytes, Stream stream) {
   if (bytes) backend::active().memset_async(ptr, 0, 1, bytes, stream ? stream : impl_->stream);
 }
 
+void Context::copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                            std::size_t height, Stream stream) {
+  if (width > dst_pitch || width > src_pitch) {
+    throw Error("copy_2d_async: rows of " + std::to_string(width) + " bytes do not fit pitches of " +
+                std::to_string(dst_pitch) + " (destination) and " + std::to_string(src_pitch) + " (source) bytes");
+  }
+  if (width && height) {
+    backend::active().copy_2d_async(dst, dst_pitch, src, src_pitch, width, height, stream ? stream : impl_->stream);
+  }
+}
+
+void Context::wait_value(const std::uint64_t* word, std::uint64_t value, Stream stream) {
+  backend::active().wait_value_async(word, value, stream ? stream : impl_->stream);
+}
+
 void Context::explain_waits(std::function<std::string(const void*, std::uint64_t, const WaitRead&)> explain) {
   impl_->explainers.push_back(std::move(explain));
 }

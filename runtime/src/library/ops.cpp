@@ -427,6 +427,44 @@ void matmul_all_scatter_unfused(Context& ctx, const Gemm& g, const Options& o) {
   ctx.device_barrier(s);
 }
 
+// matmul_all_scatter by the copy engines: the GEMM into this rank's columns of its own
+// C counts each finished tile in its tile row's band; on a side stream, forked before the
+// GEMM, each band's copy into every peer's C waits for the band's count (the GPU's front
+// end waits: no SM), so the copy engines move the columns while the GEMM goes on. The
+// band counts are zeroed first, and device barriers before (every rank's C is free of
+// its last call) and after (every rank's copies have landed) bound the call.
+void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
+  const int world = ctx.world(), rank = ctx.rank();
+  const std::int64_t bands = (g.m + o.block_m - 1) / o.block_m, per_band = (g.n + o.block_n - 1) / o.block_n;
+  Instance& mm = instance(ctx, dsl::ops_matmul_all_scatter::matmul_own_columns_counted, gemm_defines(g, o));
+  auto* counts = static_cast<std::uint64_t*>(
+      library::scratch(ctx, "ops.band_counts", static_cast<std::size_t>(bands) * sizeof(std::uint64_t)));
+  const std::size_t es = dtype_size(g.dtype), pitch = static_cast<std::size_t>(g.n * world) * es,
+                    width = static_cast<std::size_t>(g.n) * es;
+  Stream s = stream_of(ctx, o);
+  ctx.zero_async(counts, static_cast<std::size_t>(bands) * sizeof(std::uint64_t), s);
+  ctx.device_barrier(s);
+  Stream side = ctx.side_stream();
+  ctx.order(s, side);  // fork, before the GEMM: the copies wait for its bands, not for its end
+  mm.program.launch(mm.kernel,
+                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                     buffer(g.c, g.dtype, {g.m, g.n * world}),
+                     Arg::heap_buffer(counts, DType::u64, Shape{bands}, static_cast<std::size_t>(bands) * 8)},
+                    s);
+  char* mine = static_cast<char*>(g.c) + static_cast<std::size_t>(rank) * width;
+  for (std::int64_t b = 0; b < bands; ++b) {
+    const std::int64_t row0 = b * o.block_m, rows = std::min<std::int64_t>(o.block_m, g.m - row0);
+    ctx.wait_value(counts + b, static_cast<std::uint64_t>(per_band), side);
+    char* from = mine + static_cast<std::size_t>(row0) * pitch;
+    for (int k = 1; k < world; ++k) {
+      ctx.copy_2d_async(ctx.translate(from, (rank + k) % world), pitch, from, pitch, width, static_cast<std::size_t>(rows),
+                        side);
+    }
+  }
+  ctx.order(side, s);  // join
+  ctx.device_barrier(s);
+}
+
 // The fewest waves of GEMM tiles (tiles per SM) at which automatic fuses
 // matmul_all_scatter: with fewer, most tiles finish in the last wave and their stores
 // to the peers go out after the GEMM with nothing left to hide them, where the unfused
@@ -442,11 +480,15 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   const Schedule sc = asked.schedule == Schedule::automatic && few_waves
                           ? Schedule::unfused
                           : schedule_of("matmul_all_scatter", asked.schedule,
-                                        {Schedule::fused, Schedule::specialized, Schedule::unfused});
+                                        {Schedule::fused, Schedule::specialized, Schedule::unfused, Schedule::copy_engines});
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::specialized) return matmul_all_scatter_specialized(ctx, g, o);
   if (sc == Schedule::unfused) return matmul_all_scatter_unfused(ctx, g, o);
+  if (sc == Schedule::copy_engines) {
+    if (ctx.world() == 1) return matmul_all_scatter_unfused(ctx, g, o);
+    return matmul_all_scatter_copies(ctx, g, o);
+  }
   Instance& in = instance(ctx, dsl::ops_matmul_all_scatter::matmul_all_scatter, gemm_defines(g, o));
   // Peers store into this rank's C: not before every rank is done with its C of the
   // last call, and the call ends once every rank has stored all of its tiles.

@@ -201,6 +201,24 @@ class CudaBackend final : public Backend {
     CU_CALL(cuMemcpyPeerAsync, dptr(dst), cu(dst_context), dptr(src), cu(src_context), bytes, cu(stream));
   }
 
+  void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                     std::size_t height, StreamHandle* stream) override {
+    CUDA_MEMCPY2D c{};
+    c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.srcDevice = dptr(src);
+    c.srcPitch = src_pitch;
+    c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.dstDevice = dptr(dst);
+    c.dstPitch = dst_pitch;
+    c.WidthInBytes = width;
+    c.Height = height;
+    CU_CALL(cuMemcpy2DAsync, &c, cu(stream));
+  }
+
+  void wait_value_async(const std::uint64_t* word, std::uint64_t value, StreamHandle* stream) override {
+    CU_CALL(cuStreamWaitValue64, cu(stream), dptr(word), value, CU_STREAM_WAIT_VALUE_GEQ);
+  }
+
   IpcMemHandle ipc_export(void* base) override {
     CUipcMemHandle h;
     CU_CALL(cuIpcGetMemHandle, &h, dptr(base));

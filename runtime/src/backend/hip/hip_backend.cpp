@@ -223,6 +223,16 @@ class HipBackend final : public Backend {
     HIP_CALL(hipMemcpyPeerAsync, dst, device_of(dst_context), src, device_of(src_context), bytes, hs(stream));
   }
 
+  void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                     std::size_t height, StreamHandle* stream) override {
+    HIP_CALL(hipMemcpy2DAsync, dst, dst_pitch, src, src_pitch, width, height, kMemcpyDefault, hs(stream));
+  }
+
+  void wait_value_async(const std::uint64_t* word, std::uint64_t value, StreamHandle* stream) override {
+    // hipStreamWaitValueGte: 0; every bit of the word compared.
+    HIP_CALL(hipStreamWaitValue64, hs(stream), const_cast<std::uint64_t*>(word), value, 0u, ~std::uint64_t{0});
+  }
+
   IpcMemHandle ipc_export(void* base) override {
     static_assert(sizeof(hipIpcMemHandle_t) == sizeof(IpcMemHandle), "IpcMemHandle must hold a hipIpcMemHandle_t");
     hipIpcMemHandle_t h;

@@ -259,6 +259,21 @@ class HostBackend final : public Backend {
                        StreamHandle*) override {
     std::memmove(dst, src, bytes);
   }
+  void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                     std::size_t height, StreamHandle*) override {
+    for (std::size_t r = 0; r < height; ++r) {
+      std::memmove(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+    }
+  }
+  // Work runs as it is enqueued here, so the kernels that raise the word have run: a
+  // word still below `value` never gets there.
+  void wait_value_async(const std::uint64_t* word, std::uint64_t value, StreamHandle*) override {
+    const std::uint64_t now = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    if (now < value) {
+      throw Error("wait_value: the word is " + std::to_string(now) + " and nothing enqueued before raises it to " +
+                  std::to_string(value) + " (the host backend runs work as it is enqueued)");
+    }
+  }
 
   // Ranks of one process: the "handle" is the pointer.
   IpcMemHandle ipc_export(void* base) override {
