@@ -37,9 +37,12 @@ namespace iris::ops {
 //    by tile, for the rows it covers (Iris's push all_gather_matmul).
 //  fused_pull: all_gather_matmul's GEMM reads every rank's rows of A where they lie,
 //    with no gathered copy (Iris's pull all_gather_matmul; A on the symmetric heap).
-//  copy_engines: all_gather_matmul's rows gathered by the GPU's copy engines (no SM
-//    moves them) while the GEMM runs: it starts on this rank's own rows and waits, tile
-//    by tile, for the peers' rows it covers.
+//  copy_engines: the data moved by the GPU's copy engines (no SM moves it) while the
+//    GEMM runs. all_gather_matmul: the rows gathered into every rank's G, the GEMM
+//    starting on this rank's own rows and waiting, tile by tile, for the peers' rows it
+//    covers. matmul_all_scatter: the GEMM counts each finished tile row, and each row
+//    band's copy into every peer's C waits for its count (measured slower than fused so
+//    far: docs/performance.md).
 //  specialized: one kernel of two roles (workgroup specialization): GEMM programs store
 //    and flag each tile, and communication programs on 1/8 of the SMs move each flagged
 //    tile to the peers while the GEMM goes on (matmul_all_scatter; Iris's example 10).
