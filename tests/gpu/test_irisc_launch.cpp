@@ -140,9 +140,10 @@ TEST_P(IriscLaunch, SixteenBitValuesGoTwoToAWord) {
   });
 }
 
-// from_row on the GPU (the plain tiles loop; the GEMM's walk is the Ops tests'): one
-// program visits the tile rows from the one holding row r on, wrapping, every tile once,
-// t the tile's row-major number (as HostKernelsSemantics.TilesFromARowWrapAround).
+// from_row rotates a plain tiles loop's walk (the GEMM's is the Ops tests'): one program
+// visits the tile rows from the one holding row r (modulo M) on, wrapping, every tile
+// once, and t stays the tile's row-major number. y[i, j] = the visit number of (i, j)'s
+// tile; z = its t. Rows past M and below 0 wrap; the last tile row is partial.
 const char* kTilesFromRow = R"(kernel walk(y: tensor<i32>[M, N], z: tensor<i32>[M, N], r: int) {
     role one(programs: 1) {
         let k = 0;
@@ -159,7 +160,8 @@ TEST_P(IriscLaunch, TilesFromARowWrapAround) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     Program p = jit_program(ctx, kTilesFromRow, "tiles_from_row.iris");
     constexpr int kM = 40, kN = 100, kDown = 3, kAcross = 2;
-    for (const std::int64_t r : {std::int64_t{ctx.rank()} * 17, std::int64_t{73}, std::int64_t{-1}}) {
+    for (const std::int64_t r : {std::int64_t{0}, std::int64_t{ctx.rank()} * 17, std::int64_t{39}, std::int64_t{73},
+                                 std::int64_t{-1}, std::int64_t{-40}}) {
       auto y = ctx.zeros<std::int32_t>({kM, kN});
       auto z = ctx.zeros<std::int32_t>({kM, kN});
       p.launch("walk", {y, z, r});

@@ -103,6 +103,29 @@ void all_reduce_like(Context& ctx, bool scatter, ops::Schedule s, ccl::Algorithm
   }, what);
 }
 
+// matmul_all_scatter of one A [m, k] (rank 0's values) by each rank's B [k, n] with every
+// schedule of `schedules`: columns q * n.. of C must be A B_q.
+template <class T>
+void all_scatter_case(Context& ctx, std::int64_t m, std::int64_t k, std::int64_t n, int call,
+                      std::initializer_list<ops::Schedule> schedules, const std::string& what) {
+  const int w = ctx.world(), r = ctx.rank();
+  auto A = make<T>(ctx, m, k, [&](auto i, auto kk) { return a_val(0, i, kk, call); });
+  auto B = make<T>(ctx, k, n, [&](auto kk, auto j) { return b_val(r, kk, j, call); });
+  const auto exact = [&](std::int64_t i, std::int64_t j) {
+    double sum = 0;
+    for (std::int64_t kk = 0; kk < k; ++kk) sum += a_val(0, i, kk, call) * b_val(static_cast<int>(j / n), kk, j % n, call);
+    return sum;
+  };
+  for (ops::Schedule s : schedules) {
+    auto C = ctx.zeros<T>(Shape{m, n * w});
+    ops::matmul_all_scatter(ctx, A, B, C, {.schedule = s});
+    ctx.synchronize();
+    expect_near(C, exact, [&](auto i, auto j) { return eps<T>() * std::abs(exact(i, j)) + 1e-9; },
+                "matmul_all_scatter " + what + ops::name(s));
+    ctx.barrier();
+  }
+}
+
 template <class T>
 void every_op(Context& ctx) {
   const int w = ctx.world(), r = ctx.rank();
@@ -142,22 +165,7 @@ void every_op(Context& ctx) {
   all_reduce_like<T, float>(ctx, false, S::fused, A::automatic, 4);
 
   // matmul_all_scatter: columns q * N.. of C are rank q's A B_q.
-  const std::int64_t m = kRowsPerRank * w;
-  auto A1 = make<T>(ctx, m, kK, [&](auto i, auto k) { return a_val(0, i, k, 2); });
-  auto B1 = make<T>(ctx, kK, kN, [&](auto k, auto j) { return b_val(r, k, j, 2); });
-  const auto exact = [&](int q, std::int64_t i, std::int64_t j) {
-    double s = 0;
-    for (std::int64_t k = 0; k < kK; ++k) s += a_val(0, i, k, 2) * b_val(q, k, j, 2);
-    return s;
-  };
-  for (auto s : {S::fused, S::specialized, S::unfused, S::copy_engines}) {
-    auto C1 = ctx.zeros<T>(Shape{m, kN * w});
-    ops::matmul_all_scatter(ctx, A1, B1, C1, {.schedule = s});
-    ctx.synchronize();
-    expect_near(C1, [&](auto i, auto j) { return exact(static_cast<int>(j / kN), i, j % kN); },
-                [&](auto i, auto j) { return eps<T>() * std::abs(exact(static_cast<int>(j / kN), i, j % kN)) + 1e-9; },
-                std::string("matmul_all_scatter ") + ops::name(s));
-  }
+  all_scatter_case<T>(ctx, kRowsPerRank * w, kK, kN, 2, {S::fused, S::specialized, S::unfused, S::copy_engines}, "");
 
   // all_gather_matmul: rows q * M.. of C are rank q's A_q times this rank's B.
   auto A2 = make<T>(ctx, kRowsPerRank, kK, [&](auto i, auto k) { return a_val(r, i, k, 3); });
@@ -391,24 +399,8 @@ TEST_P(Ops, EveryOpOnRowsTmaCannotRead) {
 TEST_P(Ops, F16AllScatterOfAHundredColumns) {
   run_ranks(GetParam(), [](Context& ctx, Module&) {
     using S = ops::Schedule;
-    const int w = ctx.world(), r = ctx.rank();
-    constexpr std::int64_t kM = 200, kK2 = 40, kN2 = 100;
-    auto A = make<half>(ctx, kM, kK2, [&](auto i, auto k) { return a_val(0, i, k, 14); });
-    auto B = make<half>(ctx, kK2, kN2, [&](auto k, auto j) { return b_val(r, k, j, 14); });
-    const auto exact = [&](int q, std::int64_t i, std::int64_t j) {
-      double s = 0;
-      for (std::int64_t k = 0; k < kK2; ++k) s += a_val(0, i, k, 14) * b_val(q, k, j, 14);
-      return s;
-    };
-    for (auto s : {S::automatic, S::fused, S::specialized, S::unfused, S::copy_engines}) {
-      auto C = ctx.zeros<half>(Shape{kM, kN2 * w});
-      ops::matmul_all_scatter(ctx, A, B, C, {.schedule = s});
-      ctx.synchronize();
-      expect_near(C, [&](auto i, auto j) { return exact(static_cast<int>(j / kN2), i, j % kN2); },
-                  [&](auto i, auto j) { return eps<half>() * std::abs(exact(static_cast<int>(j / kN2), i, j % kN2)) + 1e-9; },
-                  std::string("f16 matmul_all_scatter of 100 columns a rank, ") + ops::name(s));
-      ctx.barrier();
-    }
+    all_scatter_case<half>(ctx, 200, 40, 100, 14, {S::automatic, S::fused, S::specialized, S::unfused, S::copy_engines},
+                           "f16, 100 columns a rank, ");
   });
 }
 

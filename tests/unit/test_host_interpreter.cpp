@@ -429,49 +429,6 @@ TEST(HostKernelsChecks, TwoDimensionalTileConstructors) {
   EXPECT_EQ(o.rc, 0) << o.errors[0];
 }
 
-// from_row rotates a tiles loop's walk: one program visits the tile rows from the one
-// holding row R (modulo M) on, wrapping, every tile once, and t stays the tile's
-// row-major number. y[i, j] = the visit number of (i, j)'s tile; z = its t.
-const char* kTilesFromRow = R"(kernel walk(y: tensor<i32>[M, N], z: tensor<i32>[M, N], r: int) {
-    role one(programs: 1) {
-        let k = 0;
-        for t, (m, n) in tiles([M, N], [16, 64], from_row: r) {
-            store(y[m, n], fill<i32>(k, 16, 64));
-            store(z[m, n], fill<i32>(t as i32, 16, 64));
-            k = k + 1;
-        }
-    }
-}
-)";
-
-TEST(HostKernelsSemantics, TilesFromARowWrapAround) {
-  const Outcome o = run_host(1, [](Context& ctx) {
-    Program p = jit_program(ctx, kTilesFromRow, "tiles_from_row.iris");
-    constexpr int kM = 40, kN = 100, kDown = 3, kAcross = 2;  // tile rows 0..15, 16..31, 32..39
-    for (const std::int64_t r : {std::int64_t{0}, std::int64_t{17}, std::int64_t{39}, std::int64_t{40 + 33},
-                                 std::int64_t{-1}, std::int64_t{-40}}) {
-      auto y = ctx.zeros<std::int32_t>({kM, kN});
-      auto z = ctx.zeros<std::int32_t>({kM, kN});
-      p.launch("walk", {y, z, r});
-      const int first = static_cast<int>(((r % kM) + kM) % kM / 16);
-      const std::vector<std::int32_t> gy = y.to_host(), gz = z.to_host();
-      for (int i = 0; i < kM; ++i) {
-        for (int j = 0; j < kN; ++j) {
-          const int tr = i / 16, tc = j / 64;
-          const int visit = (tr - first + kDown) % kDown * kAcross + tc;
-          const auto at = static_cast<std::size_t>(i * kN + j);
-          if (gy[at] != visit || gz[at] != tr * kAcross + tc) {
-            ADD_FAILURE() << "from_row " << r << ": (" << i << ", " << j << ") visited " << gy[at] << "th with t "
-                          << gz[at] << ", expected " << visit << "th with t " << tr * kAcross + tc;
-            return;
-          }
-        }
-      }
-    }
-  });
-  EXPECT_EQ(o.rc, 0) << o.errors[0];
-}
-
 // A rank body that throws something other than a std::exception fails the job like any
 // other failure (run returns 1, a peer in a barrier is woken) instead of ending the
 // process through std::terminate.
