@@ -345,6 +345,33 @@ TEST_P(Collectives, FewProgramsWalkManyGroups) {
   }, std::size_t{1} << 30);  // every kernel's channel scratch sized for one program's blocks
 }
 
+// Data-and-flag words are laid out for every program a call may run, each row as long as
+// one of this call's programs needs: one program on 1 MiB would ask for more than the
+// heap. It is refused naming the programs and the way out, not as a bare out of memory.
+TEST_P(Collectives, FewProgramsOnManyWordsAreRefusedWithTheWayOut) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    const std::size_t n = std::size_t{512} << 10;  // 1 MiB of bf16
+    auto x = ctx.zeros<bfloat16>(n);
+    auto y = ctx.zeros<bfloat16>(n);
+    ccl::Options o{ccl::ReduceOp::sum, ccl::Algorithm::one_shot_ll, nullptr};
+    o.programs = 1;
+    std::string why;
+    try {
+      ccl::all_reduce(ctx, x, y, o);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+    if (ctx.world() > 1) {  // (at one rank all_reduce is a copy: no words)
+      require(why.find("over 1 program need data-and-flag words") != std::string::npos &&
+                  why.find("ccl::Options::programs") != std::string::npos,
+              "one_shot_ll of 1 MiB on one program is refused with the way out, not: '" + why + "'");
+    }
+    o.programs = 0;
+    ccl::all_reduce(ctx, x, y, o);  // automatic programs: the same call runs
+    ctx.synchronize();
+  }, std::size_t{192} << 20);
+}
+
 // The collectives whose programs pair up, queued with no host sync between: two input
 // sets of different sizes in turn (both past the size where the program count stops
 // growing, so both calls run one kernel instance and share its scratch), each call into

@@ -442,8 +442,20 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
 Arg paired_words(Context& ctx, const Paired& pk, DType dt, std::size_t rows, std::size_t n) {
   const std::size_t all = pk.PMAX * rows, mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
   const std::size_t per_word = dtype_size(dt) == 2 ? 2 : 1;
+  const std::size_t bytes = all * ceil_div(mine * pk.B, per_word) * 8;
+  // Every program's rows are as long as this call's programs need (a row's place must
+  // not move between calls of other program counts): few programs on many elements ask
+  // for rows that no heap of this size holds for all PMAX programs. Say so, not just that
+  // the heap is out of memory.
+  if (const std::size_t heap = ctx.heap_info().capacity; bytes > heap) {
+    throw Error(pk.channel.substr(0, pk.channel.find('.')) + ": " + std::to_string(n) + " elements over " +
+                std::to_string(pk.P) + (pk.P == 1 ? " program" : " programs") + " need data-and-flag words of " +
+                std::to_string(bytes >> 20) + " MiB (rows for " + std::to_string(pk.PMAX) +
+                " programs, each as long as one of this call's), more than the whole heap (" + std::to_string(heap >> 20) +
+                " MiB): ask for more programs (ccl::Options::programs), or for automatic");
+  }
   std::size_t have = 0;
-  void* words = library::scratch(ctx, "ccl.paired." + pk.channel, all * ceil_div(mine * pk.B, per_word) * 8, &have, true);
+  void* words = library::scratch(ctx, "ccl.paired." + pk.channel, bytes, &have, true);
   pk.notes->words = static_cast<const std::uint64_t*>(words);
   pk.notes->words_count = have / 8;
   pk.notes->row_words = have / all / 8;
