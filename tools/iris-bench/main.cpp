@@ -239,7 +239,17 @@ int main(int argc, char** argv) {
         usage();
         return 0;
       } else if (a == "--target" && i + 1 < argc) co.target = argv[++i];
-      else if (a == "--reps" && i + 1 < argc) co.reps = std::max(1, std::atoi(argv[++i]));
+      else if (a == "--reps" && i + 1 < argc) {
+        try {
+          co.reps = count_value(a, argv[++i], 1);
+        } catch (const iris::Error& e) {
+          std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+          return 2;
+        }
+      } else if (a == "--reps" || a == "--target") {
+        std::fprintf(stderr, "iris-bench compile: %s needs a value\n", a.c_str());
+        return 2;
+      }
       else if (!a.empty() && a[0] == '-') {
         std::fprintf(stderr, "iris-bench compile: unknown option '%s' (see --help)\n", a.c_str());
         return 2;
@@ -257,9 +267,9 @@ int main(int argc, char** argv) {
     const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
       if (a == "--iris") lo.iris_file = value();
       else if (a == "--kernel") lo.kernel = value();
-      else if (a == "--size") lo.size = std::max(1LL, std::atoll(value().c_str()));
-      else if (a == "--launches") lo.launches = std::max(1, std::atoi(value().c_str()));
-      else if (a == "--batches") lo.batches = std::max(1, std::atoi(value().c_str()));
+      else if (a == "--size") lo.size = count_value(a, value(), 1);
+      else if (a == "--launches") lo.launches = count_value(a, value(), 1);
+      else if (a == "--batches") lo.batches = count_value(a, value(), 1);
       else if (a == "--backend") lo.backend = value();
       else return false;
       return true;
@@ -356,9 +366,9 @@ int main(int argc, char** argv) {
       else if (a == "--layouts") go.layouts = split(value());
       else if (a == "--tile") go.tile = value();
       else if (a == "--iris") go.iris_file = value();
-      else if (a == "--programs") go.programs = std::max(0, std::atoi(value().c_str()));
-      else if (a == "--iters") go.iters = std::max(1, std::atoi(value().c_str()));
-      else if (a == "--warmup") go.warmup = std::max(0, std::atoi(value().c_str()));
+      else if (a == "--programs") go.programs = count_value(a, value(), 0);
+      else if (a == "--iters") go.iters = count_value(a, value(), 1);
+      else if (a == "--warmup") go.warmup = count_value(a, value(), 0);
       else if (a == "--json") go.json_path = value();
       else return false;
       return true;
@@ -380,11 +390,11 @@ int main(int argc, char** argv) {
   }
   const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
     if (a == "--sizes") sizes = value();
-    else if (a == "--iters") o.iters = std::max(1, std::atoi(value().c_str()));
-    else if (a == "--warmup") o.warmup = std::max(0, std::atoi(value().c_str()));
-    else if (a == "--ranks") o.options.ranks = std::atoi(value().c_str());
-    else if (a == "--blocks") o.blocks = static_cast<unsigned>(std::atoi(value().c_str()));
-    else if (a == "--threads") o.threads = static_cast<unsigned>(std::atoi(value().c_str()));
+    else if (a == "--iters") o.iters = count_value(a, value(), 1);
+    else if (a == "--warmup") o.warmup = count_value(a, value(), 0);
+    else if (a == "--ranks") o.options.ranks = count_value(a, value(), 1);
+    else if (a == "--blocks") o.blocks = static_cast<unsigned>(count_value(a, value(), 1));
+    else if (a == "--threads") o.threads = static_cast<unsigned>(count_value(a, value(), 1));
     else if (a == "--sweep") o.sweep = true;
     else if (a == "--json") o.json_path = value();
     else return false;
