@@ -108,8 +108,10 @@ class Context {
   void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
                      std::size_t height, Stream stream = nullptr);
   // What is enqueued on `stream` from now on waits until the u64 at `word` (this GPU's
-  // memory) is at least `value`: the GPU's front end waits, no SM does (on the host
-  // backend, which runs work as it is enqueued, the word must be there already).
+  // memory) is at least `value`. On CUDA the GPU's front end waits, no SM does (the
+  // comparison is CUDA's, signed on the difference: values less than 2^63 apart); on HIP
+  // a small kernel spins on an SM; on the host backend, which runs work as it is
+  // enqueued, the word must be there already.
   void wait_value(const std::uint64_t* word, std::uint64_t value, Stream stream = nullptr);
 
   // --- streams -----------------------------------------------------------------------

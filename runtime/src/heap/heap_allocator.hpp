@@ -2,8 +2,8 @@
 // Two ends over one address-ordered free list: blocks of `small_below` bytes or more
 // first fit from the bottom; smaller ones from the top (the highest free block that
 // fits, at its high end), so the small flags and states that the standard library makes
-// lazily between calls never land in the hole a large tensor left and split it. Free
-// coalesces with both neighbours.
+// lazily between calls land in the hole a large tensor left only when it is the highest
+// free block (the heap above it all taken). Free coalesces with both neighbours.
 // Deterministic: the same sequence of calls gives the same offsets on every rank,
 // which is what makes collective allocation symmetric.
 #pragma once

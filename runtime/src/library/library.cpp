@@ -28,6 +28,7 @@ struct State {
   std::map<std::string, std::unique_ptr<Instance>> instances;
   std::map<std::string, Scratch> scratch;
   std::map<std::string, Scratch> zeroed;
+  std::map<std::string, std::pair<Scratch, std::uint64_t>> constants;  // and the value of each word
 };
 
 State& state(Context& ctx) {
@@ -152,8 +153,13 @@ void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {
 }
 
 std::uint64_t* constant_words(Context& ctx, const std::string& name, std::size_t count, std::uint64_t value) {
-  Scratch& s = state(ctx).zeroed[name];
+  auto& [s, made_with] = state(ctx).constants[name];
+  if (s.ptr && made_with != value) {
+    throw Error("iris: internal: the constants '" + name + "' were made " + std::to_string(made_with) + ", not " +
+                std::to_string(value));
+  }
   if (!s.ptr) {
+    made_with = value;
     require_not_capturing(ctx, "the standard library's constants '" + name + "'");
     s.ptr = ctx.heap_alloc(count * sizeof(std::uint64_t));
     s.bytes = count * sizeof(std::uint64_t);

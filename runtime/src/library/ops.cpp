@@ -211,7 +211,9 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
 // rank's own rows on (copied into G first), waits for the flags of the rows it covers. No SM moves data, so
 // the GEMM keeps every SM. The flags are zeroed at the start of each call and a device
 // barrier follows (every rank's are zero, and its GEMM of the last call, which read G,
-// is done), so a flag of 1 always means this call's rows: the same in a CUDA graph.
+// is done), so a flag of 1 always means this call's rows, the same in a CUDA graph: no
+// flag of the last call can land after the zeroing, since that call's GEMM on its
+// receiver waited for every one of them before it ended.
 void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, void* gathered) {
   const int world = ctx.world(), rank = ctx.rank();
   const std::int64_t rows = g.m * world;
@@ -223,14 +225,20 @@ void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, voi
   Stream s = stream_of(ctx, o);
   ctx.zero_async(flags, static_cast<std::size_t>(world) * 8, s);
   ctx.device_barrier(s);
-  Stream side = ctx.side_stream();
-  ctx.order(s, side);  // fork
+  // Where ranks share a GPU (or on HIP) a copy into a peer may run as a kernel, which
+  // would wait for an SM behind a GEMM waiting for it: there the copies go first, on
+  // the rank's stream, and a device barrier ends them everywhere (no overlap; the same
+  // result).
+  const bool beside = library::max_share(ctx) == 1 && std::string_view(ctx.backend()) != "hip";
+  Stream side = beside ? ctx.side_stream() : s;
+  if (beside) ctx.order(s, side);  // fork
   auto* g_rows = static_cast<char*>(gathered) + static_cast<std::size_t>(rank) * bytes;
   for (int k = 1; k < world; ++k) {
     const int q = (rank + k) % world;
     ctx.copy_async(ctx.translate(g_rows, q), g.a, bytes, side);
     ctx.copy_async(ctx.translate(flags + rank, q), one, sizeof(std::uint64_t), side);
   }
+  if (!beside && !ctx.on_host()) ctx.device_barrier(s);
   // This rank's own rows on its own stream, before the GEMM: a copy within one GPU may
   // run as a kernel, which on the side stream would wait for an SM that the GEMM, waiting
   // for those rows, never gives up.
@@ -240,7 +248,7 @@ void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, voi
                     {buffer(gathered, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
                      buffer(g.c, g.dtype, {rows, g.n}), flags_arg(flags, world), buffer(one, DType::u64, {2})},
                     s);
-  ctx.order(side, s);  // join: the call ends once every copy has landed
+  if (beside) ctx.order(side, s);  // join: the call ends once every copy has landed
 }
 
 // all_gather_matmul's pull form (dsl/ops/all_gather_matmul.iris): one GEMM of
@@ -444,8 +452,12 @@ void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   Stream s = stream_of(ctx, o);
   ctx.zero_async(counts, static_cast<std::size_t>(bands) * sizeof(std::uint64_t), s);
   ctx.device_barrier(s);
-  Stream side = ctx.side_stream();
-  ctx.order(s, side);  // fork, before the GEMM: the copies wait for its bands, not for its end
+  // No SM waits for a copy here, so a copy that runs as a kernel (where ranks share a
+  // GPU) only starts later. HIP's stream wait is a kernel spinning on an SM, which a
+  // persistent GEMM's last programs would wait for: there the copies follow the GEMM.
+  const bool beside = std::string_view(ctx.backend()) != "hip";
+  Stream side = beside ? ctx.side_stream() : s;
+  if (beside) ctx.order(s, side);  // fork, before the GEMM: the copies wait for its bands, not for its end
   mm.program.launch(mm.kernel,
                     {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
                      buffer(g.c, g.dtype, {g.m, g.n * world}),
@@ -454,14 +466,14 @@ void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   char* mine = static_cast<char*>(g.c) + static_cast<std::size_t>(rank) * width;
   for (std::int64_t b = 0; b < bands; ++b) {
     const std::int64_t row0 = b * o.block_m, rows = std::min<std::int64_t>(o.block_m, g.m - row0);
-    ctx.wait_value(counts + b, static_cast<std::uint64_t>(per_band), side);
+    if (beside) ctx.wait_value(counts + b, static_cast<std::uint64_t>(per_band), side);
     char* from = mine + static_cast<std::size_t>(row0) * pitch;
     for (int k = 1; k < world; ++k) {
       ctx.copy_2d_async(ctx.translate(from, (rank + k) % world), pitch, from, pitch, width, static_cast<std::size_t>(rows),
                         side);
     }
   }
-  ctx.order(side, s);  // join
+  if (beside) ctx.order(side, s);  // join
   ctx.device_barrier(s);
 }
 
@@ -699,12 +711,16 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 
 // The fewest rows a rank at which automatic gathers all_gather_matmul's rows by copy
 // engines beside the GEMM: below, the GEMM of its own rows is too short to hide the
-// copies (4 x H100, N = K = 8192, against cuBLAS + NCCL: M = 1024 copy_engines 0.94x,
-// unfused 0.98x; M = 4096 1.28x and 1.01x; M = 8192 1.12x and 0.98x).
+// copies (4 x H100, N = K = 8192, against cuBLAS + NCCL, rounds in shuffled order: M =
+// 4096 copy_engines 1.16x, unfused 1.02x; M = 8192 1.11x-1.13x and 0.98x; in fixed order
+// M = 1024 0.94x and 0.98x, M = 2048 0.79x and 0.91x). Only on CUDA with a GPU a rank:
+// where ranks share a GPU, or on HIP (whose stream waits and device copies run as
+// kernels), the copies would need SMs that the GEMM, waiting for them, holds.
 constexpr std::int64_t kCopyEnginesFromRows = 4096;
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
-  const bool copies = ctx.world() > 1 && !ctx.on_host() && g.m >= kCopyEnginesFromRows;
+  const bool copies = ctx.world() > 1 && std::string_view(ctx.backend()) == "cuda" && library::max_share(ctx) == 1 &&
+                      g.m >= kCopyEnginesFromRows;
   const Schedule sc =
       asked.schedule == Schedule::automatic && copies
           ? Schedule::copy_engines

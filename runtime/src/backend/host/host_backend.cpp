@@ -252,9 +252,22 @@ class HostBackend final : public Backend {
   void copy_to_host(void* host, const void* device, std::size_t bytes) override { std::memmove(host, device, bytes); }
   void copy_from_host(void* device, const void* host, std::size_t bytes) override { std::memmove(device, host, bytes); }
   void copy_device_async(void* dst, const void* src, std::size_t bytes, StreamHandle*) override {
+    ordered_copy(dst, src, bytes);
+  }
+  static void ordered_copy(void* dst, const void* src, std::size_t bytes) {
+    if (bytes == sizeof(std::uint64_t) && reinterpret_cast<std::uintptr_t>(dst) % alignof(std::uint64_t) == 0) {
+      std::uint64_t v;
+      std::memcpy(&v, src, sizeof v);
+      __atomic_store_n(static_cast<std::uint64_t*>(dst), v, __ATOMIC_RELEASE);
+      return;
+    }
+    std::atomic_thread_fence(std::memory_order_release);
     std::memmove(dst, src, bytes);
   }
-  void copy_async(void* dst, const void* src, std::size_t bytes, StreamHandle*) override { std::memmove(dst, src, bytes); }
+  // A copy that publishes a flag (8 aligned bytes after the data it guards) is a release
+  // store, so that a peer's acquire load of the flag sees the data (as on a GPU, where a
+  // copy on a stream is ordered after the one before it).
+  void copy_async(void* dst, const void* src, std::size_t bytes, StreamHandle*) override { ordered_copy(dst, src, bytes); }
   void copy_peer_async(void* dst, DriverContextHandle*, const void* src, DriverContextHandle*, std::size_t bytes,
                        StreamHandle*) override {
     std::memmove(dst, src, bytes);
