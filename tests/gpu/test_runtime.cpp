@@ -162,7 +162,18 @@ TEST_P(Runtime, StreamsCopiesAndZeroing) {
     auto b = ctx.full<float>(n, -1.0);
     auto c = ctx.full<float>(n, -1.0);
     Stream side = ctx.side_stream();
-    require(side != nullptr && side != ctx.stream() && ctx.side_stream() == side, "one side stream, kept");
+    require(side != nullptr && side != ctx.stream() && ctx.side_stream() == side && ctx.side_stream(0) == side,
+            "side stream 0, kept");
+    Stream other = ctx.side_stream(Context::kSideStreams - 1);
+    require(other != nullptr && other != side && other != ctx.stream() && ctx.side_stream(Context::kSideStreams - 1) == other,
+            "the last side stream, its own, kept");
+    bool refused = false;
+    try {
+      ctx.side_stream(Context::kSideStreams);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("side streams 0 .. 7") != std::string::npos;
+    }
+    require(refused, "a side stream past the last is refused");
     ctx.copy_async(b.data(), a.data(), a.bytes());  // the rank's stream
     ctx.order(ctx.stream(), side);                  // fork: the side stream sees b
     ctx.copy_async(c.data(), b.data(), b.bytes(), side);

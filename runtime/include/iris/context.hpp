@@ -115,9 +115,10 @@ class Context {
   void wait_value(const std::uint64_t* word, std::uint64_t value, Stream stream = nullptr);
 
   // --- streams -----------------------------------------------------------------------
-  // A second stream of this rank, for work that runs beside the rank's own: made on
-  // first use, destroyed with the context.
-  Stream side_stream();
+  // Streams of this rank for work that runs beside the rank's own (i = 0 .. 7; 0 is the
+  // one side stream most work needs): each made on first use, destroyed with the context.
+  static constexpr int kSideStreams = 8;
+  Stream side_stream(int i = 0);
   // What is enqueued on `before` so far happens before what is enqueued on `after` from
   // now on (an event recorded on one and waited for on the other; the host does not
   // wait). order(a, b) forks b from a; order(b, a) joins b back into a.

@@ -73,9 +73,14 @@ void Context::explain_waits(std::function<std::string(const void*, std::uint64_t
   impl_->explainers.push_back(std::move(explain));
 }
 
-Stream Context::side_stream() {
-  if (!impl_->side) impl_->side = backend::active().stream_create();
-  return impl_->side;
+Stream Context::side_stream(int i) {
+  if (i < 0 || i >= kSideStreams) {
+    throw Error("side_stream(" + std::to_string(i) + "): a rank has side streams 0 .. " + std::to_string(kSideStreams - 1));
+  }
+  auto& sides = impl_->sides;
+  if (sides.size() <= static_cast<std::size_t>(i)) sides.resize(static_cast<std::size_t>(i) + 1, nullptr);
+  if (!sides[static_cast<std::size_t>(i)]) sides[static_cast<std::size_t>(i)] = backend::active().stream_create();
+  return sides[static_cast<std::size_t>(i)];
 }
 
 void Context::order(Stream before, Stream after) {

@@ -115,14 +115,18 @@ Context::Impl::~Impl() {
     q.tracers.push_back(std::move(tracer));  // its ring too: a kernel may still write events into it
     q.controls.push_back(control);
     q.streams.push_back(stream);
-    if (side) q.streams.push_back(side);
+    for (StreamHandle* side : sides) {
+      if (side) q.streams.push_back(side);
+    }
     log_debug("rank ", boot->rank(), ": the job failed; its heap is left allocated until the process ends");
     return;
   }
   heap.reset();
   bk.host_free_mapped(control);
   if (order_event) bk.event_destroy(order_event);
-  if (side) bk.stream_destroy(side);
+  for (StreamHandle* side : sides) {
+    if (side) bk.stream_destroy(side);
+  }
   if (stream) bk.stream_destroy(stream);
   if (driver_ctx) bk.release_primary_context(device);
 }

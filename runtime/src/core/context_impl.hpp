@@ -60,7 +60,7 @@ struct Context::Impl {
   // Context::explain_waits: libraries' words for waits on their flags.
   std::vector<std::function<std::string(const void*, std::uint64_t, const Context::WaitRead&)>> explainers;
   std::string explain(const device::WaitFault& f) const;
-  StreamHandle* side = nullptr;   // Context::side_stream, made on first use
+  std::vector<StreamHandle*> sides;  // Context::side_stream(i), each made on first use
   EventHandle* order_event = nullptr;  // Context::order's, made on first use
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];
   Impl(std::unique_ptr<Bootstrap> b, const Options& opt, std::shared_ptr<Job> j);

@@ -436,11 +436,18 @@ void matmul_all_scatter_unfused(Context& ctx, const Gemm& g, const Options& o) {
 }
 
 // matmul_all_scatter by the copy engines: the GEMM into this rank's columns of its own
-// C counts each finished tile in its tile row's band; on a side stream, forked before the
-// GEMM, each band's copy into every peer's C waits for the band's count (the GPU's front
-// end waits: no SM), so the copy engines move the columns while the GEMM goes on. The
+// C counts each finished tile in its tile row's band; on a side stream per peer, forked
+// before the GEMM, each copy of kCopyBandTileRows bands into that peer's C waits for
+// their counts (the GPU's front end waits: no SM), so the copy engines move the columns
+// while the GEMM goes on. The
 // band counts are zeroed first, and device barriers before (every rank's C is free of
 // its last call) and after (every rank's copies have landed) bound the call.
+// Tile rows a copy of matmul_all_scatter_copies moves: the GEMM's group of tile rows
+// (its tiles finish together, column by column), so a copy is several MiB rather than
+// one tile row's (first measured with one tile row a copy, one stream for every peer:
+// 96 copies of 2 MiB at M = 4096, 0.72x cuBLAS + NCCL; this shape not yet measured).
+constexpr std::int64_t kCopyBandTileRows = 8;
+
 void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   const int world = ctx.world(), rank = ctx.rank();
   const std::int64_t bands = (g.m + o.block_m - 1) / o.block_m, per_band = (g.n + o.block_n - 1) / o.block_n;
@@ -455,25 +462,35 @@ void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   // No SM waits for a copy here, so a copy that runs as a kernel (where ranks share a
   // GPU) only starts later. HIP's stream wait is a kernel spinning on an SM, which a
   // persistent GEMM's last programs would wait for: there the copies follow the GEMM.
+  // A stream per peer (its copies beside the others'), each forked before the GEMM: the
+  // copies wait for its bands, not for its end.
   const bool beside = std::string_view(ctx.backend()) != "hip";
-  Stream side = beside ? ctx.side_stream() : s;
-  if (beside) ctx.order(s, side);  // fork, before the GEMM: the copies wait for its bands, not for its end
+  const int streams = std::min(world - 1, Context::kSideStreams);
+  if (beside) {
+    for (int k = 0; k < streams; ++k) ctx.order(s, ctx.side_stream(k));  // fork
+  }
   mm.program.launch(mm.kernel,
                     {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
                      buffer(g.c, g.dtype, {g.m, g.n * world}),
                      Arg::heap_buffer(counts, DType::u64, Shape{bands}, static_cast<std::size_t>(bands) * 8)},
                     s);
   char* mine = static_cast<char*>(g.c) + static_cast<std::size_t>(rank) * width;
-  for (std::int64_t b = 0; b < bands; ++b) {
-    const std::int64_t row0 = b * o.block_m, rows = std::min<std::int64_t>(o.block_m, g.m - row0);
-    if (beside) ctx.wait_value(counts + b, static_cast<std::uint64_t>(per_band), side);
+  for (std::int64_t b0 = 0; b0 < bands; b0 += kCopyBandTileRows) {
+    const std::int64_t b1 = std::min(bands, b0 + kCopyBandTileRows);
+    const std::int64_t row0 = b0 * o.block_m, rows = std::min(g.m, b1 * o.block_m) - row0;
     char* from = mine + static_cast<std::size_t>(row0) * pitch;
     for (int k = 1; k < world; ++k) {
+      Stream side = beside ? ctx.side_stream((k - 1) % streams) : s;
+      if (beside) {
+        for (std::int64_t b = b0; b < b1; ++b) ctx.wait_value(counts + b, static_cast<std::uint64_t>(per_band), side);
+      }
       ctx.copy_2d_async(ctx.translate(from, (rank + k) % world), pitch, from, pitch, width, static_cast<std::size_t>(rows),
                         side);
     }
   }
-  if (beside) ctx.order(side, s);  // join
+  if (beside) {
+    for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);  // join
+  }
   ctx.device_barrier(s);
 }
 
