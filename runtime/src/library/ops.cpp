@@ -205,15 +205,23 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
                     s);
 }
 
+// Whether copies into peers can run beside a GEMM that waits for them: with one rank a
+// GPU and not on HIP. Where ranks share a GPU a copy into a peer is a copy within one
+// GPU, which may run as a kernel, and on HIP copies and stream waits may: such a kernel
+// would wait for an SM behind a GEMM that holds every SM waiting for it.
+bool copies_beside_a_waiting_gemm(Context& ctx) {
+  return library::max_share(ctx) == 1 && std::string_view(ctx.backend()) != "hip";
+}
+
 // all_gather_matmul by the copy engines: this rank's rows copied into every peer's G on
 // a side stream, each copy followed by an 8-byte copy of 1 into the receiver's flag of
 // those rows (stream order puts it after the rows), while matmul_gathered, from this
-// rank's own rows on (copied into G first), waits for the flags of the rows it covers. No SM moves data, so
-// the GEMM keeps every SM. The flags are zeroed at the start of each call and a device
-// barrier follows (every rank's are zero, and its GEMM of the last call, which read G,
-// is done), so a flag of 1 always means this call's rows, the same in a CUDA graph: no
-// flag of the last call can land after the zeroing, since that call's GEMM on its
-// receiver waited for every one of them before it ended.
+// rank's own rows on (copied into G first), waits for the flags of the rows it covers.
+// No SM moves data, so the GEMM keeps every SM. The flags are zeroed at the start of each
+// call and a device barrier follows (every rank's are zero, and its GEMM of the last
+// call, which read G, is done), so a flag of 1 always means this call's rows, the same in
+// a CUDA graph: no flag of the last call can land after the zeroing, since that call's
+// GEMM on its receiver waited for every one of them before it ended.
 void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, void* gathered) {
   const int world = ctx.world(), rank = ctx.rank();
   const std::int64_t rows = g.m * world;
@@ -225,11 +233,9 @@ void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, voi
   Stream s = stream_of(ctx, o);
   ctx.zero_async(flags, static_cast<std::size_t>(world) * 8, s);
   ctx.device_barrier(s);
-  // Where ranks share a GPU (or on HIP) a copy into a peer may run as a kernel, which
-  // would wait for an SM behind a GEMM waiting for it: there the copies go first, on
-  // the rank's stream, and a device barrier ends them everywhere (no overlap; the same
-  // result).
-  const bool beside = library::max_share(ctx) == 1 && std::string_view(ctx.backend()) != "hip";
+  // Where they cannot go beside the GEMM the copies go first, on the rank's stream, and a
+  // device barrier ends them everywhere (no overlap; the same result).
+  const bool beside = copies_beside_a_waiting_gemm(ctx);
   Stream side = beside ? ctx.side_stream() : s;
   if (beside) ctx.order(s, side);  // fork
   auto* g_rows = static_cast<char*>(gathered) + static_cast<std::size_t>(rank) * bytes;
@@ -435,18 +441,19 @@ void matmul_all_scatter_unfused(Context& ctx, const Gemm& g, const Options& o) {
   ctx.device_barrier(s);
 }
 
-// matmul_all_scatter by the copy engines: the GEMM into this rank's columns of its own
-// C counts each finished tile in its tile row's band; on a side stream per peer, forked
-// before the GEMM, each copy of kCopyBandTileRows bands into that peer's C waits for
-// their counts (the GPU's front end waits: no SM), so the copy engines move the columns
-// while the GEMM goes on. The
-// band counts are zeroed first, and device barriers before (every rank's C is free of
-// its last call) and after (every rank's copies have landed) bound the call.
 // Tile rows a copy of matmul_all_scatter_copies moves: the GEMM's group of tile rows
 // (its tiles finish together, column by column), so a copy is several MiB rather than
 // one tile row's (first measured with one tile row a copy, one stream for every peer:
 // 96 copies of 2 MiB at M = 4096, 0.72x cuBLAS + NCCL; this shape not yet measured).
 constexpr std::int64_t kCopyBandTileRows = 8;
+
+// matmul_all_scatter by the copy engines: the GEMM into this rank's columns of its own
+// C counts each finished tile in its tile row's band; on a side stream per peer, forked
+// before the GEMM, each copy of kCopyBandTileRows bands into that peer's C waits for
+// their counts (the GPU's front end waits: no SM), so the copy engines move the columns
+// while the GEMM goes on. The band counts are zeroed first, and device barriers before
+// (every rank's C is free of its last call) and after (every rank's copies have landed)
+// bound the call.
 
 void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   const int world = ctx.world(), rank = ctx.rank();
@@ -732,12 +739,12 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 // 4096 copy_engines 1.16x, unfused 1.02x; M = 8192 1.11x-1.13x and 0.98x; in fixed order
 // M = 1024 0.94x and 0.98x, M = 2048 0.79x and 0.91x). Only on CUDA with a GPU a rank:
 // where ranks share a GPU, or on HIP (whose stream waits and device copies run as
-// kernels), the copies would need SMs that the GEMM, waiting for them, holds.
+// kernels), the copies would need SMs that the GEMM, waiting for them, holds; on the
+// host backend there is nothing to overlap.
 constexpr std::int64_t kCopyEnginesFromRows = 4096;
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
-  const bool copies = ctx.world() > 1 && std::string_view(ctx.backend()) == "cuda" && library::max_share(ctx) == 1 &&
-                      g.m >= kCopyEnginesFromRows;
+  const bool copies = ctx.world() > 1 && !ctx.on_host() && copies_beside_a_waiting_gemm(ctx) && g.m >= kCopyEnginesFromRows;
   const Schedule sc =
       asked.schedule == Schedule::automatic && copies
           ? Schedule::copy_engines
