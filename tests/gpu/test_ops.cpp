@@ -152,6 +152,10 @@ void every_op(Context& ctx) {
   // times the tile's rows: 64-row tiles at 192 rows a rank, 128 at 256).
   all_reduce_like<T>(ctx, false, S::specialized, A::automatic, 12, 192);
   all_reduce_like<T>(ctx, false, S::specialized, A::two_shot, 13, 256);
+  // By the copy engines: one GEMM launch per owner's rows, each copied whole into its
+  // owner's slab (64-row tiles at 192 rows a rank).
+  all_reduce_like<T>(ctx, true, S::copy_engines, A::automatic, 14, 192);
+  all_reduce_like<T>(ctx, false, S::copy_engines, A::automatic, 15, 256);
   all_reduce_like<T>(ctx, true, S::fused, A::automatic, 6, 256);
   {
     bool refused = false;
@@ -229,6 +233,61 @@ TEST_P(Ops, PushingAfterAnUnfusedCallSharesNoScratch) {
     expect_near(Cs, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return bound(i + r * rows, j); },
                 "matmul_reduce_scatter after unfused calls");
     expect_near(Ca, sum, bound, "matmul_all_reduce after unfused calls");
+  });
+}
+
+// The copy-engine forms back to back with no host synchronization: each call's copies
+// land in the peers' slabs and C while they may still be reading the last call's, unless
+// its barriers hold them; two input sets in turn, so a C left by a stale call is wrong.
+TEST_P(Ops, CopyEngineCallsBackToBack) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    using S = ops::Schedule;
+    const std::int64_t w = ctx.world(), r = ctx.rank(), rows = 128, m = rows * w, n = 256;
+    std::vector<Tensor<bfloat16>> As, Bs, Cs, Ca, Cg;
+    for (int set = 0; set < 2; ++set) {
+      As.push_back(make<bfloat16>(ctx, m, kK, [&](auto i, auto k) { return a_val(static_cast<int>(r), i, k, 80 + set); }));
+      Bs.push_back(make<bfloat16>(ctx, kK, n, [&](auto k, auto j) { return b_val(static_cast<int>(r), k, j, 80 + set); }));
+      Cs.push_back(ctx.zeros<bfloat16>(Shape{rows, n}));
+      Ca.push_back(ctx.zeros<bfloat16>(Shape{m, n}));
+      Cg.push_back(ctx.zeros<bfloat16>(Shape{m, n * w}));
+    }
+    ctx.barrier();
+    const int calls = on_host_backend() ? 4 : 12;
+    for (int call = 0; call < calls; ++call) {
+      const auto set = static_cast<std::size_t>(call % 2);
+      ops::matmul_all_reduce(ctx, As[set], Bs[set], Ca[set], {.schedule = S::copy_engines});
+      ops::matmul_reduce_scatter(ctx, As[set], Bs[set], Cs[set], {.schedule = S::copy_engines});
+      ops::matmul_all_scatter(ctx, As[set], Bs[set], Cg[set], {.schedule = S::copy_engines});
+    }
+    ctx.synchronize();
+    for (int set = 0; set < 2; ++set) {
+      const auto sum = [&](std::int64_t i, std::int64_t j) {
+        double t = 0;
+        for (int q = 0; q < w; ++q) t += partial(q, i, j, 80 + set);
+        return t;
+      };
+      const auto bound = [&](std::int64_t i, std::int64_t j) {
+        double mag = 0;
+        for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, 80 + set));
+        return eps<bfloat16>() * 2 * mag + 1e-9;
+      };
+      const auto& cs = Cs[static_cast<std::size_t>(set)];
+      expect_near(cs, [&](auto i, auto j) { return sum(i + r * rows, j); },
+                  [&](auto i, auto j) { return bound(i + r * rows, j); },
+                  "matmul_reduce_scatter copy_engines back to back, set " + std::to_string(set));
+      expect_near(Ca[static_cast<std::size_t>(set)], sum, bound,
+                  "matmul_all_reduce copy_engines back to back, set " + std::to_string(set));
+      // Columns q * n.. of the all-scatter's C: rank q's A times its B.
+      const auto one = [&](std::int64_t i, std::int64_t j) {
+        double t = 0;
+        const int q = static_cast<int>(j / n);
+        for (std::int64_t k = 0; k < kK; ++k) t += a_val(q, i, k, 80 + set) * b_val(q, k, j % n, 80 + set);
+        return t;
+      };
+      expect_near(Cg[static_cast<std::size_t>(set)], one,
+                  [&](auto i, auto j) { return eps<bfloat16>() * std::abs(one(i, j)) + 1e-9; },
+                  "matmul_all_scatter copy_engines back to back, set " + std::to_string(set));
+    }
   });
 }
 
@@ -498,11 +557,16 @@ TEST_P(Ops, TwoHundredFiftySixMiB) {
       const std::int64_t rows = kM / w;  // M = rows * world: 8190 at 3 ranks
       auto A3 = make<bfloat16>(ctx, rows * w, kBigK, [&](auto i, auto k) { return a_val(r, i, k, 5); });
       auto C = ctx.zeros<bfloat16>(Shape{rows, kBigN});
-      ops::matmul_reduce_scatter(ctx, A3, B, C);
-      ctx.synchronize();
-      check(C, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return mag(i + r * rows, j); },
-            "matmul_reduce_scatter of 256 MiB");
-      ctx.barrier();
+      // By the copy engines too where a rank's rows take whole tiles (not at 3 ranks).
+      for (auto s : {S::automatic, S::copy_engines}) {
+        if (s == S::copy_engines && rows % 128 != 0) continue;
+        ops::matmul_reduce_scatter(ctx, A3, B, C, {.schedule = s});
+        ctx.synchronize();
+        check(C, [&](auto i, auto j) { return sum(i + r * rows, j); },
+              [&](auto i, auto j) { return mag(i + r * rows, j); },
+              std::string("matmul_reduce_scatter of 256 MiB, ") + ops::name(s));
+        ctx.barrier();
+      }
     }
     {
       const std::int64_t n = kBigN / w;

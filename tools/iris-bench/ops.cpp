@@ -58,10 +58,10 @@ std::vector<Variant> variants_of(LibraryOp op) {
     case LibraryOp::matmul_all_reduce:
       return {iris(S::unfused), iris(S::bulk_synchronous, A::one_shot), iris(S::bulk_synchronous, A::two_shot),
               iris(S::producer_consumer, A::one_shot), iris(S::producer_consumer, A::two_shot), iris(S::fused),
-              iris(S::specialized), iris(S::automatic)};
+              iris(S::specialized), iris(S::copy_engines), iris(S::automatic)};
     case LibraryOp::matmul_reduce_scatter:
       return {iris(S::unfused), iris(S::bulk_synchronous), iris(S::producer_consumer), iris(S::fused),
-              iris(S::automatic)};
+              iris(S::copy_engines), iris(S::automatic)};
     case LibraryOp::matmul_all_scatter:
       return {iris(S::unfused), iris(S::fused), iris(S::specialized), iris(S::copy_engines), iris(S::automatic)};
     case LibraryOp::all_gather_matmul:

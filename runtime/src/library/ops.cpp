@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string_view>
 
 #include "iris/jit.hpp"
@@ -441,63 +442,54 @@ void matmul_all_scatter_unfused(Context& ctx, const Gemm& g, const Options& o) {
   ctx.device_barrier(s);
 }
 
-// Tile rows a copy of matmul_all_scatter_copies moves: the GEMM's group of tile rows
-// (its tiles finish together, column by column), so a copy is several MiB rather than
-// one tile row's (first measured with one tile row a copy, one stream for every peer:
-// 96 copies of 2 MiB at M = 4096, 0.72x cuBLAS + NCCL; this shape not yet measured).
-constexpr std::int64_t kCopyBandTileRows = 8;
+// Tile rows of a GEMM launch in the copy-engine forms: about one wave of tiles (as many
+// tile rows as the SMs take at once), so each launch's copies go out while the next
+// launch computes, and only the last launch's are left after the GEMM.
+std::int64_t copy_phase_tile_rows(Context& ctx, const Gemm& g, const Options& o) {
+  const std::int64_t across = (g.n + o.block_n - 1) / o.block_n;
+  return std::max<std::int64_t>(1, ctx.multiprocessors() / across);
+}
 
-// matmul_all_scatter by the copy engines: the GEMM into this rank's columns of its own
-// C counts each finished tile in its tile row's band; on a side stream per peer, forked
-// before the GEMM, each copy of kCopyBandTileRows bands into that peer's C waits for
-// their counts (the GPU's front end waits: no SM), so the copy engines move the columns
-// while the GEMM goes on. The band counts are zeroed first, and device barriers before
+// matmul_all_scatter by the copy engines: the GEMM into this rank's columns of its own C
+// in launches of about a wave of tiles each (copy_phase_tile_rows), and after each, on a
+// side stream per peer that waits for that launch alone (an event), a 2-D copy of its
+// rows of those columns into the peer's C. The copy engines move the columns while the
+// GEMM's next launch computes: no SM moves data and no SM waits. (Tried first: one
+// GEMM counting its finished tiles per tile row and copies that waited for the counts
+// on the GPU's front end (cuStreamWaitValue64): 0.72x-0.77x cuBLAS + NCCL at M = 4096,
+// where this form's launches are ordered by events alone.) Device barriers before
 // (every rank's C is free of its last call) and after (every rank's copies have landed)
 // bound the call.
-
 void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   const int world = ctx.world(), rank = ctx.rank();
-  const std::int64_t bands = (g.m + o.block_m - 1) / o.block_m, per_band = (g.n + o.block_n - 1) / o.block_n;
-  Instance& mm = instance(ctx, dsl::ops_matmul_all_scatter::matmul_own_columns_counted, gemm_defines(g, o));
-  auto* counts = static_cast<std::uint64_t*>(
-      library::scratch(ctx, "ops.band_counts", static_cast<std::size_t>(bands) * sizeof(std::uint64_t)));
+  Instance& mm = instance(ctx, dsl::ops_matmul_all_scatter::matmul_own_columns, gemm_defines(g, o));
   const std::size_t es = dtype_size(g.dtype), pitch = static_cast<std::size_t>(g.n * world) * es,
                     width = static_cast<std::size_t>(g.n) * es;
+  const std::int64_t phase_rows = copy_phase_tile_rows(ctx, g, o) * o.block_m;
+  // Two side streams a peer where there are enough, taking the launches in turn: a
+  // launch's copy to a peer need not queue behind the last launch's.
+  const int peers = std::min(world - 1, Context::kSideStreams);
+  const int lanes = 2 * (world - 1) <= Context::kSideStreams ? 2 : 1, streams = peers * lanes;
   Stream s = stream_of(ctx, o);
-  ctx.zero_async(counts, static_cast<std::size_t>(bands) * sizeof(std::uint64_t), s);
   ctx.device_barrier(s);
-  // No SM waits for a copy here, so a copy that runs as a kernel (where ranks share a
-  // GPU) only starts later. HIP's stream wait is a kernel spinning on an SM, which a
-  // persistent GEMM's last programs would wait for: there the copies follow the GEMM.
-  // A stream per peer (its copies beside the others'), each forked before the GEMM: the
-  // copies wait for its bands, not for its end.
-  const bool beside = std::string_view(ctx.backend()) != "hip";
-  const int streams = std::min(world - 1, Context::kSideStreams);
-  if (beside) {
-    for (int k = 0; k < streams; ++k) ctx.order(s, ctx.side_stream(k));  // fork
-  }
-  mm.program.launch(mm.kernel,
-                    {buffer(g.a, g.dtype, {g.m, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
-                     buffer(g.c, g.dtype, {g.m, g.n * world}),
-                     Arg::heap_buffer(counts, DType::u64, Shape{bands}, static_cast<std::size_t>(bands) * 8)},
-                    s);
   char* mine = static_cast<char*>(g.c) + static_cast<std::size_t>(rank) * width;
-  for (std::int64_t b0 = 0; b0 < bands; b0 += kCopyBandTileRows) {
-    const std::int64_t b1 = std::min(bands, b0 + kCopyBandTileRows);
-    const std::int64_t row0 = b0 * o.block_m, rows = std::min(g.m, b1 * o.block_m) - row0;
+  for (std::int64_t row0 = 0, launch = 0; row0 < g.m; row0 += phase_rows, ++launch) {
+    const std::int64_t rows = std::min(phase_rows, g.m - row0);
+    const auto* a = static_cast<const char*>(g.a) + static_cast<std::size_t>(row0 * g.k) * es;
+    char* c = static_cast<char*>(g.c) + static_cast<std::size_t>(row0) * pitch;
+    mm.program.launch(mm.kernel,
+                      {buffer(a, g.dtype, {rows, g.k}), buffer(g.b, g.dtype, {g.k, g.n}),
+                       buffer(c, g.dtype, {rows, g.n * world})},
+                      s);
+    const int lane = static_cast<int>(launch % lanes) * peers;
+    for (int k = 0; k < peers; ++k) ctx.order(s, ctx.side_stream(lane + k));
     char* from = mine + static_cast<std::size_t>(row0) * pitch;
     for (int k = 1; k < world; ++k) {
-      Stream side = beside ? ctx.side_stream((k - 1) % streams) : s;
-      if (beside) {
-        for (std::int64_t b = b0; b < b1; ++b) ctx.wait_value(counts + b, static_cast<std::uint64_t>(per_band), side);
-      }
       ctx.copy_2d_async(ctx.translate(from, (rank + k) % world), pitch, from, pitch, width, static_cast<std::size_t>(rows),
-                        side);
+                        ctx.side_stream(lane + (k - 1) % peers));
     }
   }
-  if (beside) {
-    for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);  // join
-  }
+  for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);  // join
   ctx.device_barrier(s);
 }
 
@@ -513,8 +505,13 @@ constexpr std::int64_t kAllScatterFusedFromWaves = 3;
 void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   const Options o = with_tile("matmul_all_scatter", ctx, asked, g.m, g.n);
   const bool few_waves = tiles_of(g.m, g.n, o.block_m, o.block_n) < kAllScatterFusedFromWaves * ctx.multiprocessors();
-  const Schedule sc = asked.schedule == Schedule::automatic && few_waves
-                          ? Schedule::unfused
+  // automatic: by the copy engines from as many waves where each rank has a GPU of its
+  // own on CUDA (4 x H100, N = K = 8192: 1.27x-1.28x at M = 4096 and 1.32x-1.33x at 8192
+  // cuBLAS + NCCL, where fused made 1.13x-1.16x and 1.20x-1.22x; docs/performance.md).
+  const bool copies = ctx.world() > 1 && !ctx.on_host() && copies_beside_a_waiting_gemm(ctx);
+  const Schedule sc = asked.schedule == Schedule::automatic && few_waves ? Schedule::unfused
+                      : asked.schedule == Schedule::automatic && copies
+                          ? Schedule::copy_engines
                           : schedule_of("matmul_all_scatter", asked.schedule,
                                         {Schedule::fused, Schedule::specialized, Schedule::unfused, Schedule::copy_engines});
   library::require_on_heap(ctx, "matmul_all_scatter", g.c);
@@ -583,12 +580,86 @@ void* push_rows(Context& ctx, const char* what, const Gemm& g, const Options& as
   return r;
 }
 
+// The sums of this rank's rows by the copy engines (matmul_reduce_scatter's and
+// matmul_all_reduce's copy_engines): the GEMM in one launch per peer's rows, from the
+// next rank's on, into a local scratch, and from there, on a side stream per peer that
+// waits for that launch alone (an event), copied into slab `rank` of the owner's R in
+// pieces of about a wave of tile rows (copy_phase_tile_rows), each followed by an 8-byte
+// copy of 1 into the owner's flag of that piece (stream order puts it after the rows).
+// Each copy goes out while the next peer's rows compute, the last peer's under this
+// rank's own. This rank's own rows come last, a launch a piece (matmul_sum_slabs), each
+// tile summed in the epilogue with the peers' tiles of those rows once their flags say
+// they have landed, into `out` (the piece's rows of C follow each other from there);
+// after_piece(row0, rows) runs after each such launch (matmul_all_reduce copies the sums
+// out). No SM moves data, and nothing is left to sum after the GEMM. The flags are zeroed
+// and a device barrier follows (every rank is done with its R and flags of the last call,
+// whose pieces it waited for: none of them can land after the zeroing).
+void sum_rows_by_copies(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o, Stream s,
+                        char* out, const std::function<void(std::int64_t row0, std::int64_t rows)>& after_piece) {
+  o = push_tile(ctx, what, g, asked, o);
+  const int world = ctx.world(), rank = ctx.rank();
+  const std::int64_t mr = g.m / world;
+  const std::int64_t piece = std::min(mr, copy_phase_tile_rows(ctx, g, o) * o.block_m), pieces = (mr + piece - 1) / piece;
+  const std::size_t es = dtype_size(g.dtype), row_bytes = static_cast<std::size_t>(g.n) * es,
+                    block = static_cast<std::size_t>(mr) * row_bytes, flag_bytes = static_cast<std::size_t>(pieces * world) * 8;
+  auto* r = static_cast<char*>(library::scratch(ctx, "ops.slabs", static_cast<std::size_t>(world) * block));
+  auto* staged = static_cast<char*>(library::scratch(ctx, "ops.copied_rows", static_cast<std::size_t>(std::max(1, world - 1)) * block));
+  auto* flags = static_cast<std::uint64_t*>(library::scratch(ctx, "ops.copy_flags", flag_bytes));
+  std::uint64_t* one = library::constant_words(ctx, "ops.gather_ones", 2, 1);
+  Instance& sum = instance(ctx, dsl::ops_matmul_reduce_scatter::matmul_sum_slabs, gemm_defines(g, o));
+  const int streams = std::min(world - 1, Context::kSideStreams);
+  ctx.zero_async(flags, flag_bytes, s);
+  ctx.device_barrier(s);
+  char* slab = r + static_cast<std::size_t>(rank) * block;
+  for (int k = 1; k < world; ++k) {
+    const int q = (rank + k) % world;
+    const auto* a = static_cast<const char*>(g.a) + static_cast<std::size_t>(q * mr * g.k) * es;
+    char* mine = staged + static_cast<std::size_t>(k - 1) * block;
+    plain_matmul(ctx, g, a, mr, mine, o, s);
+    Stream side = ctx.side_stream((k - 1) % streams);
+    ctx.order(s, side);
+    for (std::int64_t p = 0; p < pieces; ++p) {
+      const std::int64_t row0 = p * piece, rows = std::min(piece, mr - row0);
+      const std::size_t at = static_cast<std::size_t>(row0) * row_bytes;
+      ctx.copy_async(ctx.translate(slab + at, q), mine + at, static_cast<std::size_t>(rows) * row_bytes, side);
+      ctx.copy_async(ctx.translate(flags + p * world + rank, q), one, sizeof(std::uint64_t), side);
+    }
+  }
+  // Where a copy into a peer may be a kernel (ranks sharing a GPU, HIP), one queued
+  // behind GEMM programs that wait for it would never run: there every copy lands, as a
+  // device barrier after the join says, before the launches that wait for them.
+  if (!copies_beside_a_waiting_gemm(ctx)) {
+    for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);
+    ctx.device_barrier(s);
+  }
+  const auto* own = static_cast<const char*>(g.a) + static_cast<std::size_t>(rank * mr * g.k) * es;
+  for (std::int64_t p = 0; p < pieces; ++p) {
+    const std::int64_t row0 = p * piece, rows = std::min(piece, mr - row0);
+    sum.program.launch(sum.kernel,
+                       {buffer(own + static_cast<std::size_t>(row0 * g.k) * es, g.dtype, {rows, g.k}),
+                        buffer(g.b, g.dtype, {g.k, g.n}), buffer(r, g.dtype, {g.m, g.n}),
+                        buffer(out + static_cast<std::size_t>(row0) * row_bytes, g.dtype, {rows, g.n}),
+                        buffer(flags + p * world, DType::u64, {world}), row0, mr},
+                       s);
+    after_piece(row0, rows);
+  }
+  for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);  // join
+}
+
 // matmul_reduce_scatter's fused form: push_rows, then each rank sums its world slabs.
 void matmul_reduce_scatter_push(Context& ctx, const Gemm& g, const Options& asked, const Options& o) {
   Instance& sum = instance(ctx, dsl::ops_matmul_reduce_scatter::reduce_slabs, library::type_defines(g.dtype, false));
   Stream s = stream_of(ctx, o);
   void* r = push_rows(ctx, "matmul_reduce_scatter", g, asked, o, s);
   sum.program.launch(sum.kernel, {buffer(r, g.dtype, {g.m, g.n}), buffer(g.c, g.dtype, {g.m / ctx.world(), g.n})}, s);
+}
+
+// matmul_reduce_scatter by the copy engines: sum_rows_by_copies into C. The call ends
+// with this rank's sums in C and its copies into the peers landed (joined); the peers'
+// copies into its slabs were all waited for.
+void matmul_reduce_scatter_copies(Context& ctx, const Gemm& g, const Options& asked, const Options& o) {
+  sum_rows_by_copies(ctx, "matmul_reduce_scatter", g, asked, o, stream_of(ctx, o), static_cast<char*>(g.c),
+                     [](std::int64_t, std::int64_t) {});
 }
 
 // matmul_all_reduce's workgroup-specialized form (matmul_all_reduce_roles): the GEMM
@@ -631,6 +702,27 @@ void matmul_all_reduce_push(Context& ctx, const Gemm& g, const Options& asked, c
   ctx.device_barrier(s);
 }
 
+// matmul_all_reduce by the copy engines for a C of A's type: sum_rows_by_copies into
+// this rank's rows of its C, each piece of sums then copied into every peer's C on the
+// side streams (the copy engines again) while the next piece computes; a device barrier
+// ends the call once every rank's sums have landed everywhere.
+void matmul_all_reduce_copies(Context& ctx, const Gemm& g, const Options& asked, const Options& o) {
+  const int world = ctx.world(), rank = ctx.rank();
+  const std::size_t row_bytes = static_cast<std::size_t>(g.n) * dtype_size(g.dtype);
+  char* mine = static_cast<char*>(g.c) + static_cast<std::size_t>(rank * (g.m / world)) * row_bytes;
+  const int streams = std::min(world - 1, Context::kSideStreams);
+  Stream s = stream_of(ctx, o);
+  sum_rows_by_copies(ctx, "matmul_all_reduce", g, asked, o, s, mine, [&](std::int64_t row0, std::int64_t rows) {
+    for (int k = 0; k < streams; ++k) ctx.order(s, ctx.side_stream(k));
+    char* from = mine + static_cast<std::size_t>(row0) * row_bytes;
+    for (int k = 1; k < world; ++k) {
+      ctx.copy_async(ctx.translate(from, (rank + k) % world), from, static_cast<std::size_t>(rows) * row_bytes,
+                     ctx.side_stream((k - 1) % streams));
+    }
+  });
+  ctx.device_barrier(s);
+}
+
 void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
   // A 16-bit A and B into an f32 C: the atomic form alone (the others reduce in A's type).
   const bool wide_c = g.c_dtype != g.dtype;
@@ -648,17 +740,18 @@ void matmul_all_reduce(Context& ctx, const Gemm& g, const Options& asked) {
           ? Schedule::unfused
           : schedule_of("matmul_all_reduce", asked.schedule,
                         {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused, Schedule::fused,
-                         Schedule::specialized});
+                         Schedule::specialized, Schedule::copy_engines});
   const Options o = with_tile("matmul_all_reduce", ctx, asked, g.m, g.n);
   library::require_on_heap(ctx, "matmul_all_reduce", g.c);
   if (sc == Schedule::fused && wide_c) return matmul_all_reduce_atomic(ctx, g, o);
   // Into a C of A's type, fused and specialized push tiles to their owners: two shot.
-  const bool pushes = sc == Schedule::fused || sc == Schedule::specialized;
+  const bool pushes = sc == Schedule::fused || sc == Schedule::specialized || sc == Schedule::copy_engines;
   if (pushes && o.algorithm != ccl::Algorithm::automatic && o.algorithm != ccl::Algorithm::two_shot) {
     throw Error(std::string("matmul_all_reduce: the ") + name(sc) + " schedule into a C of A's type pushes tiles to " +
                 "their owners and reduces two shot, not " + ccl::name(o.algorithm));
   }
   if (sc == Schedule::fused) return matmul_all_reduce_push(ctx, g, asked, o);
+  if (sc == Schedule::copy_engines) return matmul_all_reduce_copies(ctx, g, asked, o);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::specialized) return matmul_all_reduce_specialized(ctx, g, asked, o);
   const std::size_t bytes = static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype);
@@ -708,10 +801,11 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
                           ? Schedule::unfused
                           : schedule_of("matmul_reduce_scatter", asked.schedule,
                                         {Schedule::bulk_synchronous, Schedule::producer_consumer, Schedule::unfused,
-                                         Schedule::fused});
+                                         Schedule::fused, Schedule::copy_engines});
   const Options o = with_tile("matmul_reduce_scatter", ctx, asked, g.m, g.n);
   if (only_the_gemm(ctx, asked)) return plain_matmul(ctx, g, g.a, g.m, g.c, o, stream_of(ctx, o));
   if (sc == Schedule::fused) return matmul_reduce_scatter_push(ctx, g, asked, o);
+  if (sc == Schedule::copy_engines) return matmul_reduce_scatter_copies(ctx, g, asked, o);
   const std::int64_t rows = g.m / ctx.world();
   if (sc == Schedule::unfused) {
     void* p = library::scratch(ctx, "ops.partial", static_cast<std::size_t>(g.m * g.n) * dtype_size(g.dtype));
