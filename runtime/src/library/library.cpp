@@ -58,6 +58,8 @@ void* zeroed_heap(Context& ctx, std::size_t bytes) {
 int share(Context& ctx) { return state(ctx).share; }
 int max_share(Context& ctx) { return state(ctx).max_share; }
 
+bool copies_beside_waits(Context& ctx) { return max_share(ctx) == 1 && std::string_view(ctx.backend()) != "hip"; }
+
 // A first call's set-up (a JIT compile, heap allocations, host barriers, a host sync
 // before a scratch grows) cannot be captured into a CUDA graph: say so, before the
 // driver answers a host sync with a bare CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.

@@ -34,6 +34,11 @@ struct Instance {
 int share(Context& ctx);
 // The most ranks of this job on any one GPU (the same on every rank).
 int max_share(Context& ctx);
+// Whether copies into peers can run beside a kernel that waits for them: with one rank a
+// GPU and not on HIP. Where ranks share a GPU a copy into a peer is a copy within one
+// GPU, which may run as a kernel, and on HIP copies and stream waits may: such a kernel
+// would wait for an SM behind a kernel that holds every SM waiting for it.
+bool copies_beside_waits(Context& ctx);
 // `kernel` (a dsl/ file's kernel, library/dsl_kernels.hpp: generated, so a kernel
 // renamed in dsl/ without its caller here fails the build) for these defines (SHARE is
 // added), compiled for

@@ -206,14 +206,6 @@ void all_gather_matmul_push(Context& ctx, const Gemm& g, const Options& o, void*
                     s);
 }
 
-// Whether copies into peers can run beside a GEMM that waits for them: with one rank a
-// GPU and not on HIP. Where ranks share a GPU a copy into a peer is a copy within one
-// GPU, which may run as a kernel, and on HIP copies and stream waits may: such a kernel
-// would wait for an SM behind a GEMM that holds every SM waiting for it.
-bool copies_beside_a_waiting_gemm(Context& ctx) {
-  return library::max_share(ctx) == 1 && std::string_view(ctx.backend()) != "hip";
-}
-
 // all_gather_matmul by the copy engines: this rank's rows copied into every peer's G on
 // a side stream, each copy followed by an 8-byte copy of 1 into the receiver's flag of
 // those rows (stream order puts it after the rows), while matmul_gathered, from this
@@ -236,7 +228,7 @@ void all_gather_matmul_copies(Context& ctx, const Gemm& g, const Options& o, voi
   ctx.device_barrier(s);
   // Where they cannot go beside the GEMM the copies go first, on the rank's stream, and a
   // device barrier ends them everywhere (no overlap; the same result).
-  const bool beside = copies_beside_a_waiting_gemm(ctx);
+  const bool beside = library::copies_beside_waits(ctx);
   Stream side = beside ? ctx.side_stream() : s;
   if (beside) ctx.order(s, side);  // fork
   auto* g_rows = static_cast<char*>(gathered) + static_cast<std::size_t>(rank) * bytes;
@@ -508,7 +500,7 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   // automatic: by the copy engines from as many waves where each rank has a GPU of its
   // own on CUDA (4 x H100, N = K = 8192: 1.27x-1.28x at M = 4096 and 1.32x-1.33x at 8192
   // cuBLAS + NCCL, where fused made 1.13x-1.16x and 1.20x-1.22x; docs/performance.md).
-  const bool copies = ctx.world() > 1 && !ctx.on_host() && copies_beside_a_waiting_gemm(ctx);
+  const bool copies = ctx.world() > 1 && !ctx.on_host() && library::copies_beside_waits(ctx);
   const Schedule sc = asked.schedule == Schedule::automatic && few_waves ? Schedule::unfused
                       : asked.schedule == Schedule::automatic && copies
                           ? Schedule::copy_engines
@@ -628,7 +620,7 @@ void sum_rows_by_copies(Context& ctx, const char* what, const Gemm& g, const Opt
   // Where a copy into a peer may be a kernel (ranks sharing a GPU, HIP), one queued
   // behind GEMM programs that wait for it would never run: there every copy lands, as a
   // device barrier after the join says, before the launches that wait for them.
-  if (!copies_beside_a_waiting_gemm(ctx)) {
+  if (!library::copies_beside_waits(ctx)) {
     for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);
     ctx.device_barrier(s);
   }
@@ -838,7 +830,7 @@ void matmul_reduce_scatter(Context& ctx, const Gemm& g, const Options& asked) {
 constexpr std::int64_t kCopyEnginesFromRows = 4096;
 
 void all_gather_matmul(Context& ctx, const Gemm& g, const Options& asked) {
-  const bool copies = ctx.world() > 1 && !ctx.on_host() && copies_beside_a_waiting_gemm(ctx) && g.m >= kCopyEnginesFromRows;
+  const bool copies = ctx.world() > 1 && !ctx.on_host() && library::copies_beside_waits(ctx) && g.m >= kCopyEnginesFromRows;
   const Schedule sc =
       asked.schedule == Schedule::automatic && copies
           ? Schedule::copy_engines
