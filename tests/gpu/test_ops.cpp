@@ -291,6 +291,56 @@ TEST_P(Ops, CopyEngineCallsBackToBack) {
   });
 }
 
+// The copy-engine forms captured once in a CUDA graph and replayed: their side streams
+// forked and joined inside the capture, their flags zeroed by the replay itself.
+TEST_P(Ops, CopyEngineFormsReplayInAGraph) {
+  IRIS_REQUIRE_CUDA();
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    using S = ops::Schedule;
+    const std::int64_t w = ctx.world(), r = ctx.rank(), rows = 128, m = rows * w, n = 256;
+    auto A = make<bfloat16>(ctx, m, kK, [&](auto i, auto k) { return a_val(static_cast<int>(r), i, k, 85); });
+    auto B = make<bfloat16>(ctx, kK, n, [&](auto k, auto j) { return b_val(static_cast<int>(r), k, j, 85); });
+    auto Cs = ctx.zeros<bfloat16>(Shape{rows, n});
+    auto Ca = ctx.zeros<bfloat16>(Shape{m, n});
+    auto Cg = ctx.zeros<bfloat16>(Shape{m, n * w});
+    const auto calls = [&] {
+      ops::matmul_reduce_scatter(ctx, A, B, Cs, {.schedule = S::copy_engines});
+      ops::matmul_all_reduce(ctx, A, B, Ca, {.schedule = S::copy_engines});
+      ops::matmul_all_scatter(ctx, A, B, Cg, {.schedule = S::copy_engines});
+    };
+    calls();  // the eager first calls set up
+    ctx.synchronize();
+    Graph g(ctx.stream(), calls);
+    const auto sum = [&](std::int64_t i, std::int64_t j) {
+      double t = 0;
+      for (int q = 0; q < w; ++q) t += partial(q, i, j, 85);
+      return t;
+    };
+    const auto bound = [&](std::int64_t i, std::int64_t j) {
+      double mag = 0;
+      for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, 85));
+      return eps<bfloat16>() * 2 * mag + 1e-9;
+    };
+    const auto one = [&](std::int64_t i, std::int64_t j) { return partial(static_cast<int>(j / n), i, j % n, 85); };
+    for (int rep = 0; rep < 3; ++rep) {
+      set(Cs, [](auto, auto) { return -1.0; });
+      set(Ca, [](auto, auto) { return -1.0; });
+      set(Cg, [](auto, auto) { return -1.0; });
+      ctx.synchronize();
+      ctx.barrier();
+      g.launch(ctx.stream());
+      ctx.synchronize();
+      const std::string at = " in a graph, replay " + std::to_string(rep);
+      expect_near(Cs, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return bound(i + r * rows, j); },
+                  "matmul_reduce_scatter copy_engines" + at);
+      expect_near(Ca, sum, bound, "matmul_all_reduce copy_engines" + at);
+      expect_near(Cg, one, [&](auto i, auto j) { return eps<bfloat16>() * std::abs(one(i, j)) + 1e-9; },
+                  "matmul_all_scatter copy_engines" + at);
+      ctx.barrier();
+    }
+  });
+}
+
 // automatic keeps an algorithm the caller asked for: where it would push (fused, which
 // reduces two shot), a one_shot request runs as before instead of being refused.
 TEST_P(Ops, AutomaticKeepsAnAskedAlgorithm) {

@@ -461,7 +461,7 @@ void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
   // Two side streams a peer where there are enough, taking the launches in turn: a
   // launch's copy to a peer need not queue behind the last launch's.
   const int peers = std::min(world - 1, Context::kSideStreams);
-  const int lanes = 2 * (world - 1) <= Context::kSideStreams ? 2 : 1, streams = peers * lanes;
+  const int lanes = 2 * (world - 1) <= Context::kSideStreams ? 2 : 1;
   Stream s = stream_of(ctx, o);
   ctx.device_barrier(s);
   char* mine = static_cast<char*>(g.c) + static_cast<std::size_t>(rank) * width;
@@ -481,7 +481,10 @@ void matmul_all_scatter_copies(Context& ctx, const Gemm& g, const Options& o) {
                         ctx.side_stream(lane + (k - 1) % peers));
     }
   }
-  for (int k = 0; k < streams; ++k) ctx.order(ctx.side_stream(k), s);  // join
+  // Join the streams that were forked: in a CUDA graph a stream the capture never forked
+  // may not be joined (one launch leaves the second lane unused).
+  const int used = static_cast<int>(std::min<std::int64_t>(lanes, (g.m + phase_rows - 1) / phase_rows)) * peers;
+  for (int k = 0; k < used; ++k) ctx.order(ctx.side_stream(k), s);  // join
   ctx.device_barrier(s);
 }
 
