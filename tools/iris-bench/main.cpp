@@ -1,11 +1,12 @@
 // iris-bench: measured comparisons of libiris against the baselines that matter
 // (cudaMemcpyPeer, NCCL and cuBLAS), each measured in the same run.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "iris/iris.hpp"
 #include "ccl.hpp"
@@ -150,32 +151,83 @@ int count_value(const std::string& a, const std::string& v, int lowest) {
   return static_cast<int>(x);
 }
 
-using OptionValue = std::function<std::string()>;
-
-// Walks argv[2..] and hands each option to on(option, value), where value() takes the
-// option's argument; on() returns false for an option it does not know. Returns -1 to
-// go on, else the exit status (0 after --help, 2 for a bad command line).
-template <class F>
-int parse_options(int argc, char** argv, F&& on) {
-  try {
-    for (int i = 2; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "-h" || a == "--help") {
-        usage();
-        return 0;
-      }
-      const OptionValue value = [&]() -> std::string {
-        if (i + 1 >= argc) throw iris::Error(a + " needs a value");
-        return argv[++i];
-      };
-      if (!on(a, value)) throw iris::Error("unknown option '" + a + "' (see --help)");
-    }
-  } catch (const iris::Error& e) {
-    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-    return 2;
+// The command line, parsed one way (CLI11, as irisc and iris-run): each command a
+// subcommand, each option's value taken by a callback that checks it as it stores it
+// (an iris::Error names the option). Help is usage()'s full text, for the tool and
+// for each command.
+class CommandLine {
+ public:
+  CommandLine() : app_("iris-bench: measured comparisons of libiris against cudaMemcpyPeer, NCCL and cuBLAS") {
+    app_.set_help_flag();
+    app_.add_flag("-h,--help", help_);
+    app_.require_subcommand(0, 1);
+    // As the hand-written parser did: an option given twice keeps its last value.
+    app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
-  return -1;
-}
+
+  CLI::App* command(const std::string& name) {
+    CLI::App* sub = app_.add_subcommand(name);
+    sub->set_help_flag();
+    sub->add_flag("-h,--help", help_);
+    return sub;
+  }
+
+  // An option whose value `store` checks and keeps.
+  static void value(CLI::App* sub, const std::string& name, std::function<void(const std::string&)> store) {
+    sub->add_option_function<std::string>(name, std::move(store))->type_name("V");
+  }
+  // A whole number of at least `lowest`.
+  template <class T>
+  static void count(CLI::App* sub, const std::string& name, T& out, int lowest) {
+    value(sub, name, [&out, name, lowest](const std::string& v) { out = static_cast<T>(count_value(name, v, lowest)); });
+  }
+  static void text(CLI::App* sub, const std::string& name, std::string& out) {
+    value(sub, name, [&out](const std::string& v) { out = v; });
+  }
+  static void list(CLI::App* sub, const std::string& name, std::vector<std::string>& out) {
+    value(sub, name, [&out](const std::string& v) { out = split(v); });
+  }
+  // --ranks, --share-gpus and --backend: the job of ccl, ops and stages.
+  static void job(CLI::App* sub, iris::Options& o) {
+    count(sub, "--ranks", o.ranks, 1);
+    sub->add_flag_callback("--share-gpus", [&o] {
+      o.share_gpus = true;
+      setenv("IRIS_SHARE_GPUS", "1", 1);
+    });
+    text(sub, "--backend", o.backend);
+  }
+
+  // -1 to go on, else the exit status: 0 after --help (or with no command at all: 2),
+  // 2 for a bad command line.
+  int parse(int argc, char** argv) {
+    try {
+      app_.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (help_) return help();
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    } catch (const iris::Error& e) {
+      if (help_) return help();
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    }
+    if (help_) return help();
+    if (app_.get_subcommands().empty()) {
+      usage();
+      return 2;
+    }
+    return -1;
+  }
+  bool ran(const CLI::App* sub) const { return sub->parsed(); }
+
+ private:
+  static int help() {
+    usage();
+    return 0;
+  }
+  CLI::App app_;
+  bool help_ = false;
+};
 
 // Runs a measurement: 77 when there is no GPU to measure on, 1 on an error.
 template <class F>
@@ -191,31 +243,12 @@ int measure(F&& run) {
   }
 }
 
-// ccl and ops: the job's options from the environment, then argv through on(option,
-// value), which runs first; --ranks, --share-gpus and --backend set the job. Then
-// check() and the job's own validation. Returns -1 to go on, else the exit status.
-template <class F, class C>
-int parse_job_options(int argc, char** argv, iris::Options& job, F&& on, C&& check) {
-  try {
-    job = iris::Options::from_env();
-  } catch (const iris::Error& e) {
-    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-    return 2;
-  }
-  const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
-    if (on(a, value)) return true;
-    if (a == "--ranks") job.ranks = count_value(a, value(), 1);
-    else if (a == "--share-gpus") {
-      job.share_gpus = true;
-      setenv("IRIS_SHARE_GPUS", "1", 1);
-    } else if (a == "--backend") job.backend = value();
-    else return false;
-    return true;
-  });
-  if (parsed >= 0) return parsed;
+// After parsing: `check` (the command's own checks, and the job's validation): -1 to go
+// on, else 2 for a bad command line.
+template <class C>
+int checked(C&& check) {
   try {
     check();
-    job.validate();
   } catch (const iris::Error& e) {
     std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
     return 2;
@@ -226,194 +259,181 @@ int parse_job_options(int argc, char** argv, iris::Options& job, F&& on, C&& che
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
-    usage();
-    return argc < 2 ? 2 : 0;
+  namespace bench = iris::bench;
+  CommandLine cl;
+  // The job's options start from the environment (IRIS_*), which the command line
+  // then overrides.
+  iris::Options env;
+  try {
+    env = iris::Options::from_env();
+  } catch (const iris::Error& e) {
+    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+    return 2;
   }
-  const std::string cmd = argv[1];
-  if (cmd == "compile") {
-    iris::bench::CompileBenchOptions co;
-    for (int i = 2; i < argc; ++i) {
-      const std::string a = argv[i];
-      if (a == "-h" || a == "--help") {
-        usage();
-        return 0;
-      } else if (a == "--target" && i + 1 < argc) co.target = argv[++i];
-      else if (a == "--reps" && i + 1 < argc) {
-        try {
-          co.reps = count_value(a, argv[++i], 1);
-        } catch (const iris::Error& e) {
-          std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-          return 2;
+
+  bench::CompileBenchOptions co;
+  CLI::App* compile = cl.command("compile");
+  CommandLine::text(compile, "--target", co.target);
+  CommandLine::count(compile, "--reps", co.reps, 1);
+  compile->add_option("files", co.files)->type_name("FILE");
+
+  bench::LaunchBenchOptions lo;
+  CLI::App* launch = cl.command("launch");
+  CommandLine::text(launch, "--iris", lo.iris_file);
+  CommandLine::text(launch, "--kernel", lo.kernel);
+  CommandLine::count(launch, "--size", lo.size, 1);
+  CommandLine::count(launch, "--launches", lo.launches, 1);
+  CommandLine::count(launch, "--batches", lo.batches, 1);
+  CommandLine::text(launch, "--backend", lo.backend);
+
+  bench::CclBenchOptions cc;
+  cc.options = env;
+  CLI::App* ccl = cl.command("ccl");
+  CommandLine::value(ccl, "--min-bytes", [&](const std::string& v) { cc.min_bytes = iris::parse_size(v, "--min-bytes"); });
+  CommandLine::value(ccl, "--max-bytes", [&](const std::string& v) { cc.max_bytes = iris::parse_size(v, "--max-bytes"); });
+  CommandLine::value(ccl, "--factor", [&](const std::string& v) {
+    char* end = nullptr;
+    cc.factor = std::strtod(v.c_str(), &end);
+    if (end == v.c_str() || *end || !(cc.factor > 1)) throw iris::Error("--factor: '" + v + "' is not a number > 1");
+  });
+  CommandLine::value(ccl, "--sizes", [&](const std::string& v) {
+    cc.sizes.clear();
+    for (const std::string& s : split(v)) cc.sizes.push_back(iris::parse_size(s, "--sizes"));
+    if (cc.sizes.empty()) throw iris::Error("--sizes: no size given");
+  });
+  CommandLine::list(ccl, "--dtypes", cc.dtypes);
+  CommandLine::list(ccl, "--redops", cc.redops);
+  CommandLine::list(ccl, "--collectives", cc.collectives);
+  CommandLine::list(ccl, "--algorithms", cc.algorithms);
+  CommandLine::list(ccl, "--routes", cc.routes);
+  CommandLine::value(ccl, "--programs", [&](const std::string& v) {
+    cc.programs.clear();
+    for (const std::string& s : split(v)) cc.programs.push_back(count_value("--programs", s, 0));
+  });
+  CommandLine::count(ccl, "--root", cc.root, 0);
+  CommandLine::count(ccl, "--iters", cc.iters, 1);
+  CommandLine::count(ccl, "--warmup", cc.warmup, 0);
+  ccl->add_flag_callback("--no-nccl", [&] { cc.nccl = false; });
+  ccl->add_flag_callback("--graph", [&] { cc.graph = true; });
+  CommandLine::text(ccl, "--json", cc.json_path);
+  CommandLine::text(ccl, "--svg", cc.svg_path);
+  CommandLine::job(ccl, cc.options);
+
+  bench::StagesBenchOptions so;
+  so.options = env;
+  CLI::App* stages = cl.command("stages");
+  CommandLine::value(stages, "--sizes", [&](const std::string& v) {
+    so.sizes.clear();
+    for (const std::string& s : split(v)) so.sizes.push_back(iris::parse_size(s, "--sizes"));
+    if (so.sizes.empty()) throw iris::Error("--sizes: no size given");
+  });
+  CommandLine::count(stages, "--iters", so.iters, 1);
+  CommandLine::count(stages, "--batch", so.batch, 1);
+  CommandLine::job(stages, so.options);
+
+  bench::OpsBenchOptions oo;
+  oo.options = env;
+  CLI::App* ops = cl.command("ops");
+  CommandLine::list(ops, "--ops", oo.ops);
+  CommandLine::value(ops, "--shapes", [&](const std::string& v) { oo.shapes = parse_shapes(v); });
+  CommandLine::text(ops, "--dtype", oo.dtype);
+  CommandLine::count(ops, "--iters", oo.iters, 1);
+  CommandLine::count(ops, "--rounds", oo.rounds, 1);
+  CommandLine::count(ops, "--warmup", oo.warmup, 0);
+  CommandLine::count(ops, "--check", oo.check, 1);
+  ops->add_flag_callback("--no-baseline", [&] { oo.baseline = false; });
+  CommandLine::text(ops, "--json", oo.json_path);
+  CommandLine::text(ops, "--svg", oo.svg_path);
+  CommandLine::job(ops, oo.options);
+
+  bench::GemmBenchOptions go;
+  CLI::App* gemm = cl.command("gemm");
+  // Each --shapes adds its shapes to the list.
+  gemm->add_option_function<std::vector<std::string>>("--shapes", [&](const std::vector<std::string>& all) {
+        for (const std::string& v : all) {
+          const auto more = parse_shapes(v);
+          go.shapes.insert(go.shapes.end(), more.begin(), more.end());
         }
-      } else if (a == "--reps" || a == "--target") {
-        std::fprintf(stderr, "iris-bench compile: %s needs a value\n", a.c_str());
-        return 2;
-      }
-      else if (!a.empty() && a[0] == '-') {
-        std::fprintf(stderr, "iris-bench compile: unknown option '%s' (see --help)\n", a.c_str());
-        return 2;
-      } else co.files.emplace_back(a);
+      })
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("V");
+  CommandLine::list(gemm, "--dtypes", go.dtypes);
+  CommandLine::list(gemm, "--layouts", go.layouts);
+  CommandLine::text(gemm, "--tile", go.tile);
+  CommandLine::text(gemm, "--iris", go.iris_file);
+  CommandLine::count(gemm, "--programs", go.programs, 0);
+  CommandLine::count(gemm, "--iters", go.iters, 1);
+  CommandLine::count(gemm, "--warmup", go.warmup, 0);
+  CommandLine::text(gemm, "--json", go.json_path);
+
+  bench::P2pOptions po;
+  po.options = env;
+  CLI::App* p2p = cl.command("p2p");
+  CommandLine::value(p2p, "--sizes", [&](const std::string& v) {
+    po.sizes.clear();
+    for (const std::string& s : split(v)) {
+      const std::size_t b = iris::parse_size(s, "--sizes");
+      if (b < 16 || b % 16) throw iris::Error("--sizes: every size must be a positive multiple of 16 bytes");
+      po.sizes.push_back(b);
     }
-    try {
-      return iris::bench::run_compile(co);
-    } catch (const iris::Error& e) {
-      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-      return 1;
-    }
-  }
-  if (cmd == "launch") {
-    iris::bench::LaunchBenchOptions lo;
-    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
-      if (a == "--iris") lo.iris_file = value();
-      else if (a == "--kernel") lo.kernel = value();
-      else if (a == "--size") lo.size = count_value(a, value(), 1);
-      else if (a == "--launches") lo.launches = count_value(a, value(), 1);
-      else if (a == "--batches") lo.batches = count_value(a, value(), 1);
-      else if (a == "--backend") lo.backend = value();
-      else return false;
-      return true;
-    });
-    if (parsed >= 0) return parsed;
-    return measure([&] { return iris::bench::run_launch(lo); });
-  }
-  if (cmd == "ccl") {
-    iris::bench::CclBenchOptions co;
-    const int parsed = parse_job_options(argc, argv, co.options, [&](const std::string& a, const OptionValue& value) {
-      if (a == "--min-bytes") co.min_bytes = iris::parse_size(value(), a);
-      else if (a == "--max-bytes") co.max_bytes = iris::parse_size(value(), a);
-      else if (a == "--factor") {
-        const std::string v = value();
-        char* end = nullptr;
-        co.factor = std::strtod(v.c_str(), &end);
-        if (end == v.c_str() || *end || !(co.factor > 1)) throw iris::Error("--factor: '" + v + "' is not a number > 1");
-      } else if (a == "--sizes") {
-        co.sizes.clear();
-        for (const std::string& s : split(value())) co.sizes.push_back(iris::parse_size(s, a));
-        if (co.sizes.empty()) throw iris::Error("--sizes: no size given");
-      } else if (a == "--dtypes") co.dtypes = split(value());
-      else if (a == "--redops") co.redops = split(value());
-      else if (a == "--collectives") co.collectives = split(value());
-      else if (a == "--algorithms") co.algorithms = split(value());
-      else if (a == "--routes") co.routes = split(value());
-      else if (a == "--programs") {
-        co.programs.clear();
-        for (const std::string& s : split(value())) co.programs.push_back(count_value(a, s, 0));
-      } else if (a == "--root") co.root = count_value(a, value(), 0);
-      else if (a == "--iters") co.iters = count_value(a, value(), 1);
-      else if (a == "--warmup") co.warmup = count_value(a, value(), 0);
-      else if (a == "--no-nccl") co.nccl = false;
-      else if (a == "--graph") co.graph = true;
-      else if (a == "--json") co.json_path = value();
-      else if (a == "--svg") co.svg_path = value();
-      else return false;
-      return true;
-    }, [&] { iris::bench::check_options(co); });
-    if (parsed >= 0) return parsed;
-    return measure([&] { return iris::bench::run_ccl(co); });
-  }
-  if (cmd == "stages") {
-    iris::bench::StagesBenchOptions so;
-    const int parsed = parse_job_options(argc, argv, so.options, [&](const std::string& a, const OptionValue& value) {
-      if (a == "--sizes") {
-        so.sizes.clear();
-        for (const std::string& s : split(value())) so.sizes.push_back(iris::parse_size(s, a));
-        if (so.sizes.empty()) throw iris::Error("--sizes: no size given");
-      } else if (a == "--iters") so.iters = count_value(a, value(), 1);
-      else if (a == "--batch") so.batch = count_value(a, value(), 1);
-      else return false;
-      return true;
-    }, [] {});
-    if (parsed >= 0) return parsed;
-    return measure([&] { return iris::bench::run_stages(so); });
-  }
-  if (cmd == "ops") {
-    iris::bench::OpsBenchOptions oo;
-    const int parsed = parse_job_options(argc, argv, oo.options, [&](const std::string& a, const OptionValue& value) {
-      if (a == "--ops") oo.ops = split(value());
-      else if (a == "--shapes") oo.shapes = parse_shapes(value());
-      else if (a == "--dtype") oo.dtype = value();
-      else if (a == "--iters") oo.iters = count_value(a, value(), 1);
-      else if (a == "--rounds") oo.rounds = count_value(a, value(), 1);
-      else if (a == "--warmup") oo.warmup = count_value(a, value(), 0);
-      else if (a == "--check") oo.check = count_value(a, value(), 1);
-      else if (a == "--no-baseline") oo.baseline = false;
-      else if (a == "--json") oo.json_path = value();
-      else if (a == "--svg") oo.svg_path = value();
-      else return false;
-      return true;
-    }, [&] { iris::bench::check_options(oo); });
-    if (parsed >= 0) return parsed;
-    return measure([&] { return iris::bench::run_ops(oo); });
-  }
-  if (cmd == "gemm" || cmd == "p2p") {
+    if (po.sizes.empty()) throw iris::Error("--sizes: no size given");
+  });
+  CommandLine::count(p2p, "--iters", po.iters, 1);
+  CommandLine::count(p2p, "--warmup", po.warmup, 0);
+  CommandLine::count(p2p, "--ranks", po.options.ranks, 1);
+  CommandLine::count(p2p, "--blocks", po.blocks, 1);
+  CommandLine::count(p2p, "--threads", po.threads, 1);
+  p2p->add_flag_callback("--sweep", [&] { po.sweep = true; });
+  CommandLine::text(p2p, "--json", po.json_path);
+
+  if (const int status = cl.parse(argc, argv); status >= 0) return status;
+
+  if (cl.ran(gemm) || cl.ran(p2p)) {
     // Both time hand-written CUDA (and cuBLAS or cudaMemcpyPeer) against irisc kernels.
     const char* backend = std::getenv("IRIS_BACKEND");
     if (backend && std::string(backend) == "host") {
       std::fprintf(stderr, "iris-bench %s: measures hand-written CUDA kernels and vendor baselines, so it needs the "
                            "CUDA backend (unset IRIS_BACKEND); on the host backend try iris-bench launch\n",
-                   cmd.c_str());
+                   cl.ran(gemm) ? "gemm" : "p2p");
       return 2;
     }
   }
-  if (cmd == "gemm") {
-    iris::bench::GemmBenchOptions go;
-    const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
-      if (a == "--shapes") {
-        const auto more = parse_shapes(value());
-        go.shapes.insert(go.shapes.end(), more.begin(), more.end());
-      } else if (a == "--dtypes") go.dtypes = split(value());
-      else if (a == "--layouts") go.layouts = split(value());
-      else if (a == "--tile") go.tile = value();
-      else if (a == "--iris") go.iris_file = value();
-      else if (a == "--programs") go.programs = count_value(a, value(), 0);
-      else if (a == "--iters") go.iters = count_value(a, value(), 1);
-      else if (a == "--warmup") go.warmup = count_value(a, value(), 0);
-      else if (a == "--json") go.json_path = value();
-      else return false;
-      return true;
-    });
-    if (parsed >= 0) return parsed;
-    return measure([&] { return iris::bench::run_gemm(go); });
-  }
-  if (cmd != "p2p") {
-    std::fprintf(stderr, "iris-bench: unknown command '%s' (see --help)\n", cmd.c_str());
-    return 2;
-  }
-  iris::bench::P2pOptions o;
-  std::string sizes = "1MiB,16MiB,256MiB,1GiB";
-  try {
-    o.options = iris::Options::from_env();
-  } catch (const iris::Error& e) {
-    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-    return 2;
-  }
-  const int parsed = parse_options(argc, argv, [&](const std::string& a, const OptionValue& value) {
-    if (a == "--sizes") sizes = value();
-    else if (a == "--iters") o.iters = count_value(a, value(), 1);
-    else if (a == "--warmup") o.warmup = count_value(a, value(), 0);
-    else if (a == "--ranks") o.options.ranks = count_value(a, value(), 1);
-    else if (a == "--blocks") o.blocks = static_cast<unsigned>(count_value(a, value(), 1));
-    else if (a == "--threads") o.threads = static_cast<unsigned>(count_value(a, value(), 1));
-    else if (a == "--sweep") o.sweep = true;
-    else if (a == "--json") o.json_path = value();
-    else return false;
-    return true;
-  });
-  if (parsed >= 0) return parsed;
-  try {
-    std::size_t pos = 0;
-    while (pos <= sizes.size()) {
-      std::size_t comma = sizes.find(',', pos);
-      if (comma == std::string::npos) comma = sizes.size();
-      std::size_t b = iris::parse_size(sizes.substr(pos, comma - pos), "--sizes");
-      if (b < 16 || b % 16) throw iris::Error("--sizes: every size must be a positive multiple of 16 bytes");
-      o.sizes.push_back(b);
-      pos = comma + 1;
+  if (cl.ran(compile)) {
+    try {
+      return bench::run_compile(co);
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 1;
     }
-  } catch (const iris::Error& e) {
-    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-    return 2;
   }
-  return measure([&] { return iris::bench::run_p2p(o); });
+  if (cl.ran(launch)) return measure([&] { return bench::run_launch(lo); });
+  if (cl.ran(ccl)) {
+    if (const int status = checked([&] {
+          bench::check_options(cc);
+          cc.options.validate();
+        });
+        status >= 0) {
+      return status;
+    }
+    return measure([&] { return bench::run_ccl(cc); });
+  }
+  if (cl.ran(stages)) {
+    if (const int status = checked([&] { so.options.validate(); }); status >= 0) return status;
+    return measure([&] { return bench::run_stages(so); });
+  }
+  if (cl.ran(ops)) {
+    if (const int status = checked([&] {
+          bench::check_options(oo);
+          oo.options.validate();
+        });
+        status >= 0) {
+      return status;
+    }
+    return measure([&] { return bench::run_ops(oo); });
+  }
+  if (cl.ran(gemm)) return measure([&] { return bench::run_gemm(go); });
+  if (po.sizes.empty()) {
+    for (const char* s : {"1MiB", "16MiB", "256MiB", "1GiB"}) po.sizes.push_back(iris::parse_size(s, "--sizes"));
+  }
+  return measure([&] { return bench::run_p2p(po); });
 }
