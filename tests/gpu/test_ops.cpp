@@ -55,6 +55,18 @@ double eps() {
   return std::is_same_v<T, bfloat16> ? 1.0 / 256 : std::is_same_v<T, half> ? 1.0 / 2048 : 1.0 / (1 << 23);
 }
 
+// C[i, j] of a reduction over `world` ranks' partials, and the bf16 error it may carry.
+double partials_sum(int world, std::int64_t i, std::int64_t j, int call) {
+  double t = 0;
+  for (int q = 0; q < world; ++q) t += partial(q, i, j, call);
+  return t;
+}
+double partials_bound(int world, std::int64_t i, std::int64_t j, int call) {
+  double mag = 0;
+  for (int q = 0; q < world; ++q) mag += std::abs(partial(q, i, j, call));
+  return eps<bfloat16>() * 2 * mag + 1e-9;
+}
+
 template <class T>
 void expect_near(const Tensor<T>& t, const std::function<double(std::int64_t, std::int64_t)>& want,
                  const std::function<double(std::int64_t, std::int64_t)>& bound, const std::string& what) {
@@ -220,16 +232,8 @@ TEST_P(Ops, PushingAfterAnUnfusedCallSharesNoScratch) {
       ops::matmul_reduce_scatter(ctx, A, B, Cs, {.schedule = ops::Schedule::bulk_synchronous});
     }
     ctx.synchronize();
-    const auto sum = [&](std::int64_t i, std::int64_t j) {
-      double t = 0;
-      for (int q = 0; q < w; ++q) t += partial(q, i, j, 70);
-      return t;
-    };
-    const auto bound = [&](std::int64_t i, std::int64_t j) {
-      double mag = 0;
-      for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, 70));
-      return eps<bfloat16>() * 2 * mag + 1e-9;
-    };
+    const auto sum = [&](std::int64_t i, std::int64_t j) { return partials_sum(static_cast<int>(w), i, j, 70); };
+    const auto bound = [&](std::int64_t i, std::int64_t j) { return partials_bound(static_cast<int>(w), i, j, 70); };
     expect_near(Cs, [&](auto i, auto j) { return sum(i + r * rows, j); }, [&](auto i, auto j) { return bound(i + r * rows, j); },
                 "matmul_reduce_scatter after unfused calls");
     expect_near(Ca, sum, bound, "matmul_all_reduce after unfused calls");
@@ -261,16 +265,8 @@ TEST_P(Ops, CopyEngineCallsBackToBack) {
     }
     ctx.synchronize();
     for (int set = 0; set < 2; ++set) {
-      const auto sum = [&](std::int64_t i, std::int64_t j) {
-        double t = 0;
-        for (int q = 0; q < w; ++q) t += partial(q, i, j, 80 + set);
-        return t;
-      };
-      const auto bound = [&](std::int64_t i, std::int64_t j) {
-        double mag = 0;
-        for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, 80 + set));
-        return eps<bfloat16>() * 2 * mag + 1e-9;
-      };
+      const auto sum = [&](std::int64_t i, std::int64_t j) { return partials_sum(static_cast<int>(w), i, j, 80 + set); };
+      const auto bound = [&](std::int64_t i, std::int64_t j) { return partials_bound(static_cast<int>(w), i, j, 80 + set); };
       const auto& cs = Cs[static_cast<std::size_t>(set)];
       expect_near(cs, [&](auto i, auto j) { return sum(i + r * rows, j); },
                   [&](auto i, auto j) { return bound(i + r * rows, j); },
@@ -311,16 +307,8 @@ TEST_P(Ops, CopyEngineFormsReplayInAGraph) {
     calls();  // the eager first calls set up
     ctx.synchronize();
     Graph g(ctx.stream(), calls);
-    const auto sum = [&](std::int64_t i, std::int64_t j) {
-      double t = 0;
-      for (int q = 0; q < w; ++q) t += partial(q, i, j, 85);
-      return t;
-    };
-    const auto bound = [&](std::int64_t i, std::int64_t j) {
-      double mag = 0;
-      for (int q = 0; q < w; ++q) mag += std::abs(partial(q, i, j, 85));
-      return eps<bfloat16>() * 2 * mag + 1e-9;
-    };
+    const auto sum = [&](std::int64_t i, std::int64_t j) { return partials_sum(static_cast<int>(w), i, j, 85); };
+    const auto bound = [&](std::int64_t i, std::int64_t j) { return partials_bound(static_cast<int>(w), i, j, 85); };
     const auto one = [&](std::int64_t i, std::int64_t j) { return partial(static_cast<int>(j / n), i, j % n, 85); };
     for (int rep = 0; rep < 3; ++rep) {
       set(Cs, [](auto, auto) { return -1.0; });
