@@ -79,9 +79,14 @@ struct Row {
   Variant variant;
   bool ran = false;
   std::string why_not;
-  double us = 0;          // median batch, per call, the slowest rank's
-  std::size_t wrong = 0;  // sampled entries, summed over ranks
+  double us = 0;                // median batch, per call, the slowest rank's
+  std::vector<double> round_us;  // each round's batch, per call, in round order
+  std::size_t wrong = 0;         // sampled entries, summed over ranks
 };
+
+// A variant whose slowest round took more than this times its fastest is named under
+// the table (a slow batch that the median may or may not hide).
+constexpr double kUnevenRounds = 1.3;
 
 LibraryOp parse_op(const std::string& s) {
   for (LibraryOp op : kOps) {
@@ -240,7 +245,7 @@ int run_ops(const OpsBenchOptions& o) {
           const Shape c = g.c_shape();
           std::vector<Row> here;
           for (const Variant& v : variants) {
-            Row r{op, shape, static_cast<std::size_t>(c[0] * c[1]) * dtype_size(c_dt), g.flops(), v, false, "", 0, 0};
+            Row r{op, shape, static_cast<std::size_t>(c[0] * c[1]) * dtype_size(c_dt), g.flops(), v, false, "", 0, {}, 0};
             g.zero_c();
             if (v.bound) {  // nothing to check: it computes the GEMM alone
               r.ran = true;
@@ -279,13 +284,23 @@ int run_ops(const OpsBenchOptions& o) {
           }
           double baseline_us = 0;
           for (std::size_t i = 0; i < here.size(); ++i) {
-            if (here[i].ran) here[i].us = median(times[i]);
+            if (here[i].ran) {
+              here[i].us = median(times[i]);
+              here[i].round_us = times[i];
+            }
             if (here[i].variant.baseline) baseline_us = here[i].us;
           }
           if (me == 0) {
             for (const Row& r : here) print_row(r, baseline_us);
             for (const Row& r : here) {
               if (!r.ran) std::printf("#   n/a: %s: %s\n", r.variant.label.c_str(), r.why_not.c_str());
+            }
+            for (const Row& r : here) {
+              if (r.round_us.size() < 2) continue;
+              const auto [lo, hi] = std::minmax_element(r.round_us.begin(), r.round_us.end());
+              if (*hi > kUnevenRounds * *lo) {
+                std::printf("#   uneven rounds: %s: %.1f .. %.1f us a call\n", r.variant.label.c_str(), *lo, *hi);
+              }
             }
             std::fflush(stdout);
             rows.insert(rows.end(), here.begin(), here.end());
@@ -345,6 +360,7 @@ int run_ops(const OpsBenchOptions& o) {
       if (r.ran) {
         row["ran"] = true;
         row["time_us"] = r.us;
+        row["rounds_us"] = r.round_us;
         row["tflops"] = r.flops / (r.us * 1e-6) / 1e12;
         row["wrong"] = r.wrong;
       } else {
