@@ -146,7 +146,7 @@ CompileResult compile_impl(const SourceBuffer& main, const CompileOptions& optio
     if (!const_names.count(name)) diags.emit_unlocated(DiagnosticKind::UnknownDefine, {name});
   }
   tir::Module tm = check(module, sema_options(options, *target), diags);
-  if (diags.has_errors()) {
+  if (diags.has_errors() || !driver::select_kernels(tm, options, diags)) {
     finish(r, diags);
     return r;
   }

@@ -40,6 +40,9 @@ struct CompileOptions {
   // (Options::trace). Off: no trace code at all.
   bool trace_events = false;
   std::map<std::string, std::int64_t> defines;  // -DNAME=VALUE
+  // --kernel: compile only these kernels of the file (empty: every one); the file is still
+  // checked whole. Each must name a kernel of the file ([UnknownKernel]).
+  std::vector<std::string> kernels;
   // -I: where `import` looks (after the importing file's folder), and extra include
   // directories for the CUDA toolchain.
   std::vector<std::string> include_dirs;

@@ -55,7 +55,7 @@ CompileResult compile_tir(const SourceBuffer& source, const CompileOptions& opti
     finish(r, diags);
     return r;
   }
-  if (diags.has_errors()) {  // -Werror and a -D
+  if (diags.has_errors() || !driver::select_kernels(tm, options, diags)) {  // -Werror and a -D; --kernel
     finish(r, diags);
     return r;
   }

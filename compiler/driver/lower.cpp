@@ -1,6 +1,7 @@
 // The shared back half of the drivers (see lower.hpp).
 #include "compiler/driver/lower.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -28,6 +29,26 @@ const Target* find_target_or_report(const CompileOptions& options, Diagnostics& 
   const Target* target = find_target(options.target);
   if (!target) diags.emit_unlocated(DiagnosticKind::UnknownTarget, {options.target, target_names()});
   return target;
+}
+
+bool select_kernels(tir::Module& module, const CompileOptions& options, Diagnostics& diags) {
+  if (options.kernels.empty()) return true;
+  std::string names;
+  for (const tir::Kernel& k : module.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  bool ok = true;
+  for (const std::string& want : options.kernels) {
+    bool found = false;
+    for (const tir::Kernel& k : module.kernels) found = found || k.name == want;
+    if (!found) {
+      diags.emit_unlocated(DiagnosticKind::UnknownKernel, {want, names});
+      ok = false;
+    }
+  }
+  if (!ok) return false;
+  std::erase_if(module.kernels, [&](const tir::Kernel& k) {
+    return std::find(options.kernels.begin(), options.kernels.end(), k.name) == options.kernels.end();
+  });
+  return true;
 }
 
 namespace {

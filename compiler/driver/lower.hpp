@@ -16,6 +16,10 @@ void finish(CompileResult& r, const Diagnostics& diags);
 // The Target options.target names, or null after an UnknownTarget diagnostic.
 const Target* find_target_or_report(const CompileOptions& options, Diagnostics& diags);
 
+// Keeps only the kernels options.kernels names (all when it is empty); false after an
+// UnknownKernel diagnostic for a name the module has no kernel of.
+bool select_kernels(tir::Module& module, const CompileOptions& options, Diagnostics& diags);
+
 // Runs the pipeline (only options.only_pass when set; none for a listing that asks for
 // --emit=tir without a pass: `passes_for_listing` false), prints the TIR, then emits
 // and compiles while options.stop_after asks for more. Ends with finish().

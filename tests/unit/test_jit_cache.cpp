@@ -609,6 +609,15 @@ TEST(JitCacheKey, CoversSourceNameTargetAndCompilerIdentity) {
   EXPECT_NE(base, iris::jit_cache_key("src", "j.iris", o));
   o.target = "sm_80";
   EXPECT_NE(base, iris::jit_cache_key("src", "k.iris", o));
+  // The kernels asked for (irisc --kernel): a compile of one kernel is not the file's.
+  const std::string all = iris::jit_cache_key("src", "k.iris", o);
+  o.kernels = {"a", "b"};
+  const std::string two = iris::jit_cache_key("src", "k.iris", o);
+  EXPECT_NE(all, two);
+  o.kernels = {"ab"};
+  EXPECT_NE(two, iris::jit_cache_key("src", "k.iris", o));
+  o.kernels.clear();
+  EXPECT_EQ(all, iris::jit_cache_key("src", "k.iris", o));
 
   const irisc::CompilerIdentity id = irisc::compiler_identity();
   EXPECT_EQ(id.build_id.size(), 64u) << "the build id is a SHA-256 computed by CMake";
@@ -708,6 +717,37 @@ TEST(JitWithoutNvrtc, GpuCompileNamesTheLibraryAndTheVariable) {
   EXPECT_NE(error.find(path), std::string::npos) << error;
   o.target = "host";
   EXPECT_FALSE(iris::jit_compile(kScaleKernel, "scale.iris", o).code.empty());
+}
+
+// Kernels asked for by name: only they are compiled (the file is still checked whole),
+// and a name the file has no kernel of is an error that lists the ones it has.
+TEST(JitKernels, CompilesOnlyTheKernelsAskedFor) {
+  const std::string src = std::string(kScaleKernel) + R"(
+kernel zero<B: int = 256>(y: tensor<f32>[N]) {
+    for i in blocks(N, B) {
+        store(y[i], 0.0);
+    }
+}
+)";
+  irisc::CompileOptions co;
+  co.target = "host";
+  co.stop_after = irisc::Stage::tir;
+  co.kernels = {"zero"};
+  const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer("two.iris", src), co);
+  ASSERT_TRUE(r.ok) << r.rendered_diagnostics;
+  EXPECT_NE(r.tir.find("kernel zero("), std::string::npos) << r.tir;
+  EXPECT_EQ(r.tir.find("kernel scale("), std::string::npos) << r.tir;
+  iris::JitOptions o;
+  o.target = "host";
+  o.use_cache = false;
+  o.kernels = {"nope"};
+  std::string error;
+  try {
+    iris::jit_compile(src, "two.iris", o);
+  } catch (const iris::Error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("no kernel named 'nope' (its kernels: scale, zero)"), std::string::npos) << error;
 }
 
 // A compile that takes longer than note_after_seconds says so (here every compile does:

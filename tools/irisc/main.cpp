@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
                "irisc"};
   app.set_version_flag("--version", std::string("irisc ") + irisc::irisc_version());
   std::string input, output, target = "sm_90a", emit, dump_after, color = "auto", run_pass;
-  std::vector<std::string> defines, includes;
+  std::vector<std::string> defines, includes, kernels;
   int opt = 3;
   bool werror = false, time_passes = false, line_info = false, list_diags = false, trace_events = false;
   app.add_option("input", input, "the .iris source file, or a .tir listing (as --emit=tir writes it)");
@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
                  "(ptx, or asm); the code object (cubin, or co; the default); header; metadata")
       ->check(CLI::IsMember({"tokens", "ast", "tir", "cuda", "hip", "ptx", "asm", "cubin", "co", "header", "metadata"}));
   app.add_option("-D", defines, "set a compile-time parameter: -DNAME=VALUE")->allow_extra_args(false);
+  app.add_option("--kernel", kernels,
+                 "compile only this kernel of the file (repeat for more; the file is still checked whole)")
+      ->allow_extra_args(false);
   app.add_option("-I", includes, "where import looks, and an extra include directory for the CUDA or HIP toolchain")->allow_extra_args(false);
   app.add_option("-O", opt, "optimization level 0-3 (default 3)")->check(CLI::Range(0, 3));
   app.add_flag("-g", line_info, "keep source line information in the assembly and the code object");
@@ -138,6 +141,7 @@ int main(int argc, char** argv) {
   o.line_info = line_info;
   o.trace_events = trace_events;
   o.include_dirs = includes;
+  o.kernels = kernels;
   o.warnings_as_errors = werror;
   o.dump_ir_after = dump_after;
   o.time_passes = time_passes;

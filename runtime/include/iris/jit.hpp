@@ -33,6 +33,9 @@ struct JitOptions {
   // Where `import` looks after the importing file's folder (irisc -I); a path that names
   // a standard-library file is always the embedded one.
   std::vector<std::string> include_dirs;
+  // Compile only these kernels of the source (irisc --kernel; empty: every one). The
+  // program then holds those alone; the source is still checked whole.
+  std::vector<std::string> kernels;
   // A compile still running after this many seconds says so (a warning, then one every
   // 30 s), and one that took longer says how long when done: an NVRTC compile of a
   // large kernel can take tens of seconds, once (the result is cached). 0: no notes.

@@ -54,6 +54,7 @@ irisc::CompileOptions compile_options(const JitOptions& options) {
   }
   co.trace_events = options.trace_events;
   co.include_dirs = options.include_dirs;
+  co.kernels = options.kernels;
   return co;
 }
 
@@ -76,6 +77,8 @@ std::string key_for(std::string_view source, const std::string& name, const iris
                               std::to_string(co.trace_events);
   std::string include_dirs = std::to_string(co.include_dirs.size());
   for (const std::string& dir : co.include_dirs) include_dirs += ";" + std::to_string(dir.size()) + ":" + dir;
+  std::string kernels = std::to_string(co.kernels.size());
+  for (const std::string& k : co.kernels) kernels += ";" + std::to_string(k.size()) + ":" + k;
   // The imported files' texts: an edit to one is a new key, as an edit to the source is.
   const auto files = irisc::imported_files(irisc::SourceBuffer(name, std::string(source)), co);
   std::string imports = std::to_string(files.size());
@@ -85,8 +88,8 @@ std::string key_for(std::string_view source, const std::string& name, const iris
   // The compiler behind the generated source: NVRTC and the CUDA headers, or for AMD
   // targets the one of clang and comgr that compiles this target, and which.
   const std::string compiler = irisc::code_object_compiler(co.target);
-  return cache_key({"irisc-cubin-v3", id.version, id.contract, id.build_id, id.headers_digest, compiler,
-                    co.target, options, include_dirs, encode_defines(co.defines), name, source, imports});
+  return cache_key({"irisc-cubin-v4", id.version, id.contract, id.build_id, id.headers_digest, compiler,
+                    co.target, options, include_dirs, encode_defines(co.defines), kernels, name, source, imports});
 }
 
 // A GPU target compiles through NVRTC, which the JIT finds at run time: its library and

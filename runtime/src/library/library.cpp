@@ -101,6 +101,7 @@ Instance& instance(Context& ctx, const dsl::DslKernel& k, std::map<std::string, 
   JitOptions jo;
   jo.defines = std::move(defines);
   jo.target = target;
+  jo.kernels = {kernel};  // not the file's other kernels: a compile each, for nothing
   auto inst = std::make_unique<Instance>();
   inst->program = jit_program(ctx, source, "dsl/" + file, jo);
   inst->kernel = kernel;
