@@ -676,13 +676,35 @@ TEST_P(Ops, RefusesWhatItCannotDo) {
                     .find("must be a multiple of world x the tile's rows") != std::string::npos,
             "the specialized matmul_all_reduce refuses rows that do not deal into whole tiles");
     if (ctx.world() > 1) {
-      require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused}); })
-                      .find("must be a multiple of the tile's 64 rows") != std::string::npos,
+      // M = 64: at 3 ranks not split evenly at all, at 2 and 4 into rows short of a tile.
+      const char* why = 64 % ctx.world() != 0 ? "must be a positive multiple of the ranks"
+                                              : "must be a multiple of the tile's 64 rows";
+      require(message([&] { ops::matmul_all_reduce(ctx, A, B, C3, {.schedule = ops::Schedule::fused}); }).find(why) !=
+                  std::string::npos,
               "the fused form into a bf16 C refuses ranks' rows that do not take whole tiles");
     }
     require(message([&] { ops::matmul_all_reduce(ctx, A, B, C4, {.schedule = ops::Schedule::fused, .algorithm = ccl::Algorithm::ring}); })
                     .find("reduces with atomics, not ring") != std::string::npos,
             "the atomic form with another algorithm is refused");
+    // M not a multiple of the ranks: the rows past world (M / world) would have no owner.
+    // The forms that push to owners refuse it; automatic takes a form that does not push.
+    if (ctx.world() > 1) {
+      const std::int64_t w = ctx.world(), m = 64 * w + 1;
+      auto Am = make<bfloat16>(ctx, m, kK, [&](auto i, auto k) { return a_val(static_cast<int>(ctx.rank()), i, k, 90); });
+      auto Bm = make<bfloat16>(ctx, kK, 64, [&](auto k, auto j) { return b_val(static_cast<int>(ctx.rank()), k, j, 90); });
+      auto Cm = ctx.zeros<bfloat16>(Shape{m, 64});
+      for (auto s : {ops::Schedule::fused, ops::Schedule::copy_engines}) {
+        require(message([&] { ops::matmul_all_reduce(ctx, Am, Bm, Cm, {.schedule = s}); })
+                        .find("must be a positive multiple of the ranks") != std::string::npos,
+                std::string("matmul_all_reduce ") + ops::name(s) + " refuses M = 64 world + 1");
+      }
+      ops::matmul_all_reduce(ctx, Am, Bm, Cm);
+      ctx.synchronize();
+      expect_near(Cm, [&](auto i, auto j) { return partials_sum(static_cast<int>(w), i, j, 90); },
+                  [&](auto i, auto j) { return partials_bound(static_cast<int>(w), i, j, 90); },
+                  "matmul_all_reduce automatic of M = 64 world + 1");
+      ctx.barrier();
+    }
   });
 }
 

@@ -161,8 +161,6 @@ class CommandLine {
     app_.set_help_flag();
     app_.add_flag("-h,--help", help_);
     app_.require_subcommand(0, 1);
-    // As the hand-written parser did: an option given twice keeps its last value.
-    app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
   CLI::App* command(const std::string& name) {
@@ -172,9 +170,17 @@ class CommandLine {
     return sub;
   }
 
-  // An option whose value `store` checks and keeps.
+  // An option whose value `store` checks and keeps: one value each time it is given, every
+  // one checked, the last kept (as `store` keeps it).
   static void value(CLI::App* sub, const std::string& name, std::function<void(const std::string&)> store) {
-    sub->add_option_function<std::string>(name, std::move(store))->type_name("V");
+    sub->add_option_function<std::vector<std::string>>(name,
+                                                      [store = std::move(store)](const std::vector<std::string>& all) {
+                                                        for (const std::string& v : all) store(v);
+                                                      })
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+        ->type_name("V");
   }
   // A whole number of at least `lowest`.
   template <class T>
@@ -261,14 +267,18 @@ int checked(C&& check) {
 int main(int argc, char** argv) {
   namespace bench = iris::bench;
   CommandLine cl;
-  // The job's options start from the environment (IRIS_*), which the command line
-  // then overrides.
+  // The commands that run a job (ccl, ops, stages, p2p) start from the environment's
+  // options (IRIS_*), which their command line then overrides; the others, and --help,
+  // do not read it.
   iris::Options env;
-  try {
-    env = iris::Options::from_env();
-  } catch (const iris::Error& e) {
-    std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
-    return 2;
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (first == "ccl" || first == "ops" || first == "stages" || first == "p2p") {
+    try {
+      env = iris::Options::from_env();
+    } catch (const iris::Error& e) {
+      std::fprintf(stderr, "iris-bench: error: %s\n", e.what());
+      return 2;
+    }
   }
 
   bench::CompileBenchOptions co;
@@ -349,14 +359,10 @@ int main(int argc, char** argv) {
   bench::GemmBenchOptions go;
   CLI::App* gemm = cl.command("gemm");
   // Each --shapes adds its shapes to the list.
-  gemm->add_option_function<std::vector<std::string>>("--shapes", [&](const std::vector<std::string>& all) {
-        for (const std::string& v : all) {
-          const auto more = parse_shapes(v);
-          go.shapes.insert(go.shapes.end(), more.begin(), more.end());
-        }
-      })
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->type_name("V");
+  CommandLine::value(gemm, "--shapes", [&](const std::string& v) {
+    const auto more = parse_shapes(v);
+    go.shapes.insert(go.shapes.end(), more.begin(), more.end());
+  });
   CommandLine::list(gemm, "--dtypes", go.dtypes);
   CommandLine::list(gemm, "--layouts", go.layouts);
   CommandLine::text(gemm, "--tile", go.tile);

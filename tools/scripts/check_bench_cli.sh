@@ -35,5 +35,9 @@ expect 2 "--shapes: '12x' is not MxNxK" ops --shapes 12x
 expect 2 '--sizes: every size must be a positive multiple of 16 bytes' p2p --sizes 17
 expect 2 '--iters' ccl --iters
 expect 2 'ranks' ops --ranks 0
+expect 2 "--iters: 'abc' is not a whole number >= 1" ops --iters abc --iters 5
+expect 2 'not expected: 4x5x6' gemm --shapes 1x2x3 4x5x6
+IRIS_RANKS=abc expect 0 '^usage: iris-bench <command>' --help
+IRIS_RANKS=abc expect 2 'IRIS_RANKS' ops
 [ "$fail" = 0 ] && echo "check_bench_cli: every case exits and says as expected"
 exit "$fail"

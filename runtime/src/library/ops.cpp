@@ -529,10 +529,13 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   ctx.device_barrier(s);
 }
 
-// Whether the push-fused ops take this GEMM: a rank's rows (M / world) a multiple of the
-// asked tile's rows, or of 64 for a tile chosen by shape.
+// Whether the push-fused ops take this GEMM: M split evenly over the ranks (rows q M /
+// world .. are rank q's: rows past world (M / world) would have no owner), each rank's
+// rows at least one and a multiple of the asked tile's rows, or of 64 for a tile chosen
+// by shape.
 bool push_fits(Context& ctx, const Gemm& g, const Options& asked) {
-  return (g.m / ctx.world()) % (asked.block_m ? asked.block_m : 64) == 0;
+  const std::int64_t w = ctx.world();
+  return g.m % w == 0 && g.m >= w && (g.m / w) % (asked.block_m ? asked.block_m : 64) == 0;
 }
 
 // The fewest rows a rank at which automatic pushes: below, a rank's few tiles leave SMs
@@ -553,6 +556,11 @@ bool push_pays(Context& ctx, const Gemm& g, const Options& asked) {
 // A tile has one owner, so its rows lie within one rank's: a tile chosen by shape drops
 // to 64 rows where 128 do not divide a rank's rows; one that still does not is refused.
 Options push_tile(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o) {
+  if (g.m % ctx.world() != 0 || g.m < ctx.world()) {
+    throw Error(std::string(what) + ": the " + name(asked.schedule) + " schedule stores each GEMM tile to the one rank "
+                "that owns its rows (rank q: rows q M / world ..), so M = " + std::to_string(g.m) +
+                " must be a positive multiple of the ranks (" + std::to_string(ctx.world()) + ")");
+  }
   const std::int64_t rows = g.m / ctx.world();
   if (rows % o.block_m != 0 && asked.block_m == 0 && rows % 64 == 0) o.block_m = 64;
   if (rows % o.block_m != 0) {
@@ -592,6 +600,8 @@ void* push_rows(Context& ctx, const char* what, const Gemm& g, const Options& as
 void sum_rows_by_copies(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o, Stream s,
                         char* out, const std::function<void(std::int64_t row0, std::int64_t rows)>& after_piece) {
   o = push_tile(ctx, what, g, asked, o);
+  // The pieces (which flag a sender raises and a receiver waits for) follow from the
+  // SM count: every rank's GPU is of one model, as the tile choice assumes too.
   const int world = ctx.world(), rank = ctx.rank();
   const std::int64_t mr = g.m / world;
   const std::int64_t piece = std::min(mr, copy_phase_tile_rows(ctx, g, o) * o.block_m), pieces = (mr + piece - 1) / piece;
