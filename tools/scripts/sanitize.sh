@@ -84,11 +84,11 @@ echo "sanitize: compiler tests (golden, irisc, NVRTC)"
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 --no-tests=error -R "golden|Golden|irisc|Nvrtc|nvrtc" || rc=1
 echo "sanitize: other CPU tests"
 # *_NOT_BUILT and host.gpu_suite: tests of binaries deliberately not built here (the
-# GPU suite) and host.iris_bench_ccl and _ops (iris-bench links nvcc-built kernels: not
-# built here). package.*: it installs the whole build, which is partial here, and links an
+# GPU suite) and host.iris_bench_ccl, _ops and _cli (iris-bench links nvcc-built kernels:
+# not built here). package.*: it installs the whole build, which is partial here, and links an
 # outside program against these instrumented archives.
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 \
-  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap|host\.gpu_suite|host\.iris_bench_(ccl|ops)|package\." || rc=1
+  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap|host\.gpu_suite|host\.iris_bench_(ccl|ops|cli)|package\." || rc=1
 done_at=$(date +%s)
 
 if [ "$rc" -ne 0 ]; then
