@@ -83,6 +83,24 @@ class GpuTest : public ::testing::TestWithParam<int> {
   }
 };
 
+// A 2-D tensor's entries as f(i, j), converted to T; and a new one filled so.
+template <class T>
+void set(Tensor<T>& t, const std::function<double(std::int64_t, std::int64_t)>& f) {
+  const std::int64_t rows = t.shape()[0], cols = t.shape()[1];
+  std::vector<T> h(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t i = 0; i < rows; ++i) {
+    for (std::int64_t j = 0; j < cols; ++j) h[static_cast<std::size_t>(i * cols + j)] = static_cast<T>(static_cast<float>(f(i, j)));
+  }
+  t.copy_from_host(h);
+}
+
+template <class T>
+Tensor<T> make(Context& ctx, std::int64_t rows, std::int64_t cols, const std::function<double(std::int64_t, std::int64_t)>& f) {
+  auto t = ctx.empty<T>(Shape{rows, cols});
+  set(t, f);
+  return t;
+}
+
 }  // namespace iris::test
 
 // For tests of hand-written CUDA kernels, graphs, TMA or NVIDIA-only lowerings.
