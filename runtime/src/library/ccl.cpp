@@ -84,6 +84,9 @@ struct ProgramsUpTo {
 };
 // broadcast's direct route: programs at most (broadcast() says why).
 constexpr std::size_t kBroadcastDirectPrograms = 128;
+// broadcast's direct route: root tells an owner once per two blocks from this size on
+// (broadcast() has the numbers).
+constexpr std::size_t kBroadcastPairsFrom = std::size_t{64} << 20;
 // broadcast's ll route relays through the non-root ranks (dsl/ccl/ll.iris's
 // broadcast_ll_relay) from this many bytes on, at more than 2 ranks: root's link then
 // carries the words once, not world - 1 times, for a second trip (4 x H100 in a graph:
@@ -113,8 +116,9 @@ constexpr SmallUpTo kLlUpTo[] = {
     {"all_gather", 4, std::size_t{256} << 10},      // 256 KiB: 6.44 us against staged 6.93; 1 MiB: 10.00 against 8.61
     {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.16 us against 7.60; 256 KiB out: 10.41 against 9.48
     {"all_to_all", 4, std::size_t{128} << 10},      // 128 KiB: 6.13 us against 7.04; 256 KiB: 7.77 against 7.27
-    // relayed from kBroadcastRelayFrom; 4 MiB (kLlMostBytes): 30.85 us against direct 38.30
-    {"broadcast", 4, kLlMostBytes},
+    // relayed from kBroadcastRelayFrom; 2 MiB: 16.70 us against direct 22.53; 4 MiB:
+    // 30.27 against 29.17 (owners turning with the program, 2026-11-27)
+    {"broadcast", 4, std::size_t{2} << 20},
 };
 
 // Where automatic's all_reduce runs two_shot_ll past one_shot_push's sizes (kSmallUpTo),
@@ -710,16 +714,20 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   }
   const bool staged = route == Route::staged;
   const dsl::DslKernel& kernel = staged ? dsl::ccl_broadcast::broadcast_via_scratch : dsl::ccl_broadcast::broadcast;
-  // Direct: root's program tells a block's owner with a release per block
-  // (dsl/ccl/broadcast.iris), so its blocks are 16 KiB: a program's data in flight then
-  // outweighs the wait for the one before to land. At most 128 programs: an owner's
-  // program waits for root's program of its number, and 2 per SM waited on programs
-  // not yet running (4 x H100, eager, `iris-bench ccl --collectives broadcast --routes
-  // direct --programs 0,32,64,128,264`: 16 MiB 401 us at 264 programs, 89.0 at 128,
-  // 96.6 at 64; 256 MiB 869, 814, 1045).
+  // Direct: root's program tells a block's owner with a release per C blocks
+  // (dsl/ccl/broadcast.iris) of 16 KiB: a program's data in flight then outweighs the
+  // wait for the one before to land. At most 128 programs: an owner's program waits for
+  // root's program of its number, and 2 per SM waited on programs not yet running (4 x
+  // H100, eager, `iris-bench ccl --collectives broadcast --routes direct --programs
+  // 0,32,64,128,264`: 16 MiB 401 us at 264 programs, 89.0 at 128, 96.6 at 64). C = 2
+  // from kBroadcastPairsFrom (4 x H100 in a graph, 128 programs, C = 1 / 2 / 4: 16 MiB
+  // 65.8 / 68.6 / 88.4 us; 64 MiB 220.1 / 209.9 / 228.7; 256 MiB 843.2 / 784.7 / 790.2).
+  const std::int64_t C = !staged && n * es >= kBroadcastPairsFrom ? 2 : 1;
+  std::map<std::string, std::int64_t> more;
+  if (!staged) more["C"] = C;
   const Paired pk = paired(
-      ctx, kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B); }, {}, "",
-      staged ? 0 : kBroadcastDirectPrograms, staged ? kBlockBytes : 4 * kBlockBytes);
+      ctx, kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B * C); }, more,
+      C > 1 ? "broadcast.pairs" : "", staged ? 0 : kBroadcastDirectPrograms, staged ? kBlockBytes : 4 * kBlockBytes);
   const std::int64_t len = static_cast<std::int64_t>(n);
   std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
