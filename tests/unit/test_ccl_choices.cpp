@@ -144,12 +144,12 @@ TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   // 8-byte types never take two_shot_ll, and keep one_shot_push to 256 KiB.
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 200 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::one_shot_push);
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 256 * KiB + 1, 4, DType::i64, ReduceOp::sum), Algorithm::two_shot_push);
-  // broadcast relays its words from 128 KiB and keeps them to kLlMostBytes, past
-  // which the direct route takes over.
+  // broadcast relays its words from 128 KiB and keeps them to 2 MiB, past which the
+  // direct route takes over.
   const std::tuple<const char*, std::size_t, Route> up_to[] = {{"all_gather", 256 * KiB, Route::staged},
                                                                {"reduce_scatter", 64 * KiB, Route::staged},
                                                                {"all_to_all", 128 * KiB, Route::staged},
-                                                               {"broadcast", ccl::kLlMostBytes, Route::direct}};
+                                                               {"broadcast", 2 * MiB, Route::direct}};
   for (auto [c, bytes, then] : up_to) {
     EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes, 4, DType::bf16), Route::ll) << c;
     EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes + 1, 4, DType::bf16), then) << c;
