@@ -35,20 +35,16 @@ bool select_kernels(tir::Module& module, const CompileOptions& options, Diagnost
   if (options.kernels.empty()) return true;
   std::string names;
   for (const tir::Kernel& k : module.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  const auto asked = [&](const std::string& name) { return std::ranges::find(options.kernels, name) != options.kernels.end(); };
   bool ok = true;
   for (const std::string& want : options.kernels) {
-    bool found = false;
-    for (const tir::Kernel& k : module.kernels) found = found || k.name == want;
-    if (!found) {
+    if (std::ranges::none_of(module.kernels, [&](const tir::Kernel& k) { return k.name == want; })) {
       diags.emit_unlocated(DiagnosticKind::UnknownKernel, {want, names});
       ok = false;
     }
   }
-  if (!ok) return false;
-  std::erase_if(module.kernels, [&](const tir::Kernel& k) {
-    return std::find(options.kernels.begin(), options.kernels.end(), k.name) == options.kernels.end();
-  });
-  return true;
+  if (ok) std::erase_if(module.kernels, [&](const tir::Kernel& k) { return !asked(k.name); });
+  return ok;
 }
 
 namespace {

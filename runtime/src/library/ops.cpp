@@ -74,7 +74,6 @@ std::string shape_text(const Shape& s) {
   return out + "]";
 }
 
-
 // The GEMM's tiles over a rows x cols C, in tiles of bm x bn.
 std::int64_t tiles_of(std::int64_t rows, std::int64_t cols, std::int64_t bm, std::int64_t bn) {
   return ((rows + bm - 1) / bm) * ((cols + bn - 1) / bn);
@@ -443,13 +442,14 @@ void matmul_all_scatter(Context& ctx, const Gemm& g, const Options& asked) {
   ctx.device_barrier(s);
 }
 
-// Whether the push-fused ops take this GEMM: M split evenly over the ranks (rows q M /
-// world .. are rank q's: rows past world (M / world) would have no owner), each rank's
-// rows at least one and a multiple of the asked tile's rows, or of 64 for a tile chosen
-// by shape.
+// Whether M splits evenly over the ranks, at least a row each: the push forms give rank
+// q rows q M / world .., and rows past world (M / world) would have no owner.
+bool rows_split_evenly(Context& ctx, const Gemm& g) { return g.m % ctx.world() == 0 && g.m >= ctx.world(); }
+
+// Whether the push-fused ops take this GEMM: rows_split_evenly, each rank's rows a
+// multiple of the asked tile's rows, or of 64 for a tile chosen by shape.
 bool push_fits(Context& ctx, const Gemm& g, const Options& asked) {
-  const std::int64_t w = ctx.world();
-  return g.m % w == 0 && g.m >= w && (g.m / w) % (asked.block_m ? asked.block_m : 64) == 0;
+  return rows_split_evenly(ctx, g) && (g.m / ctx.world()) % (asked.block_m ? asked.block_m : 64) == 0;
 }
 
 // The fewest rows a rank at which automatic pushes: below, a rank's few tiles leave SMs
@@ -470,7 +470,7 @@ bool push_pays(Context& ctx, const Gemm& g, const Options& asked) {
 // A tile has one owner, so its rows lie within one rank's: a tile chosen by shape drops
 // to 64 rows where 128 do not divide a rank's rows; one that still does not is refused.
 Options push_tile(Context& ctx, const char* what, const Gemm& g, const Options& asked, Options o) {
-  if (g.m % ctx.world() != 0 || g.m < ctx.world()) {
+  if (!rows_split_evenly(ctx, g)) {
     throw Error(std::string(what) + ": the " + name(asked.schedule) + " schedule stores each GEMM tile to the one rank "
                 "that owns its rows (rank q: rows q M / world ..), so M = " + std::to_string(g.m) +
                 " must be a positive multiple of the ranks (" + std::to_string(ctx.world()) + ")");
