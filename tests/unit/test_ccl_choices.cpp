@@ -148,7 +148,7 @@ TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   // direct route takes over.
   const std::tuple<const char*, std::size_t, Route> up_to[] = {{"all_gather", 256 * KiB, Route::staged},
                                                                {"reduce_scatter", 64 * KiB, Route::staged},
-                                                               {"all_to_all", 128 * KiB, Route::staged},
+                                                               {"all_to_all", 256 * KiB, Route::staged},
                                                                {"broadcast", 2 * MiB, Route::direct}};
   for (auto [c, bytes, then] : up_to) {
     EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes, 4, DType::bf16), Route::ll) << c;

@@ -115,7 +115,9 @@ constexpr SmallUpTo kLlUpTo[] = {
     {"all_reduce", 4, std::size_t{64} << 10},       // 64 KiB: 6.07 us against 6.81; 128 KiB: 7.93 against 7.73
     {"all_gather", 4, std::size_t{256} << 10},      // 256 KiB: 6.44 us against staged 6.93; 1 MiB: 10.00 against 8.61
     {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.16 us against 7.60; 256 KiB out: 10.41 against 9.48
-    {"all_to_all", 4, std::size_t{128} << 10},      // 128 KiB: 6.13 us against 7.04; 256 KiB: 7.77 against 7.27
+    // 256 KiB: 5.91 / 5.85 us against staged 7.90 / 7.16 (two runs, 2026-11-27 16:40 UTC;
+    // 7.77 against 7.27 the day before); 512 KiB: 7.25 / 8.22 against 8.47 / 7.34
+    {"all_to_all", 4, std::size_t{256} << 10},
     // relayed from kBroadcastRelayFrom; 2 MiB: 16.70 us against direct 22.53; 4 MiB:
     // 30.27 against 29.17 (owners turning with the program, 2026-11-27)
     {"broadcast", 4, std::size_t{2} << 20},
@@ -397,9 +399,15 @@ Arg paired_scratch(Context& ctx, DType dt, const Paired& pk, std::size_t rows, s
 // (their `group` argument): a large call's programs reduce a group while others still
 // push, and a fence every 64 KiB costs little beside the stores.
 constexpr std::size_t kGroupBytes = std::size_t{64} << 10;
+// two_shot_push's groups from kLargeGroupsFrom on: fewer flag rounds pay once a program
+// has many groups (4 x H100, bf16, 256 MiB, alternating runs: 64 KiB groups 1190.7 /
+// 1190.1 us, 128 KiB 1177.2, 256 KiB 1174.4 / 1176.4; 64 MiB 321.6 against 313.4).
+// reduce_scatter keeps 64 KiB (256 MiB: 709.5 us at 64 KiB, 748.1 at 256 KiB).
+constexpr std::size_t kLargeGroupBytes = std::size_t{256} << 10;
+constexpr std::size_t kLargeGroupsFrom = std::size_t{64} << 20;
 
-std::int64_t group_of(std::size_t bytes_per_step) {
-  return static_cast<std::int64_t>(std::max<std::size_t>(1, kGroupBytes / bytes_per_step));
+std::int64_t group_of(std::size_t bytes_per_step, std::size_t group_bytes = kGroupBytes) {
+  return static_cast<std::int64_t>(std::max<std::size_t>(1, group_bytes / bytes_per_step));
 }
 
 // all_reduce by pushing (dsl/ccl/all_reduce_push.iris).
@@ -430,7 +438,9 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   const std::int64_t len = static_cast<std::int64_t>(n);
   std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * es), buffer(dst, dt, {len}),
                         static_cast<std::int64_t>(op)};
-  if (a == Algorithm::two_shot_push) args.push_back(group_of(W * kBlockBytes));  // rounds: a block to each rank
+  if (a == Algorithm::two_shot_push) {  // rounds: a block to each rank
+    args.push_back(group_of(W * kBlockBytes, n * es >= kLargeGroupsFrom ? kLargeGroupBytes : kGroupBytes));
+  }
   args.push_back(paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
@@ -476,11 +486,22 @@ std::string ll_channel(const char* kernel, DType dt) { return std::string(kernel
 // 2 x H200, 8 programs of 512 put and polled their words in 3.62 us a call in a graph,
 // 2 programs of 2048 in 5.06 (one_shot_push: 4.59).
 constexpr std::size_t kLlBlock = 512;
+// one_shot_ll's blocks up to kLlSmallBlocksUpTo: 128 elements, so that a small call
+// spreads over four times the programs, each with a quarter of the words to put and poll
+// (4 x H100, bf16, in a graph, three runs alternating the block: 8 KiB 4.03 / 4.27 /
+// 4.66 us at 128 / 256 / 512 elements, 64 KiB 5.79 / 5.85 / 6.46; eager 8 KiB 5.49 /
+// 5.81 / 6.92). They have a channel of their own (".small"): a channel's words keep one
+// block size.
+constexpr std::size_t kLlSmallBlock = 128;
+constexpr std::size_t kLlSmallBlocksUpTo = std::size_t{64} << 10;
 
-// paired() for a kernel of dsl/ccl/ll.iris (dsl::ccl_ll), in blocks of kLlBlock elements.
+// paired() for a kernel of dsl/ccl/ll.iris (dsl::ccl_ll), in blocks of `block` elements.
 template <class Work>
-Paired paired_ll(Context& ctx, const dsl::DslKernel& kernel, DType dt, int programs, Work work) {
-  return paired(ctx, kernel, dt, true, programs, work, {}, ll_channel(kernel.name, dt), 0, kLlBlock * dtype_size(dt));
+Paired paired_ll(Context& ctx, const dsl::DslKernel& kernel, DType dt, int programs, Work work,
+                 std::size_t block = kLlBlock) {
+  std::string channel = ll_channel(kernel.name, dt);
+  if (block != kLlBlock) channel += ".small";
+  return paired(ctx, kernel, dt, true, programs, work, {}, channel, 0, block * dtype_size(dt));
 }
 
 // What the ll route refuses: types over 4 bytes, and more than kLlMostBytes of output.
@@ -503,8 +524,9 @@ bool in_words(Algorithm a) { return a == Algorithm::one_shot_ll || a == Algorith
 void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, Algorithm a,
                    int programs, Stream s) {
   const bool two = a == Algorithm::two_shot_ll;
+  const std::size_t block = !two && n * dtype_size(dt) <= kLlSmallBlocksUpTo ? kLlSmallBlock : kLlBlock;
   const Paired pk = paired_ll(ctx, two ? dsl::ccl_ll::all_reduce_two_shot_ll : dsl::ccl_ll::all_reduce_one_shot_ll, dt,
-                              programs, [&](std::size_t B) { return ceil_div(n, B); });
+                              programs, [&](std::size_t B) { return ceil_div(n, B); }, block);
   const std::int64_t len = static_cast<std::int64_t>(n);
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   // Two shot: a row holds ceil(mine / world) blocks, mine a program's blocks of n.
