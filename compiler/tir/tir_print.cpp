@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "compiler/tir/tir.hpp"
 #include "compiler/tir/tir_read.hpp"
@@ -12,9 +14,97 @@
 namespace irisc::tir {
 namespace {
 
+// The names variables are listed under. tir_read resolves a name to its innermost
+// definition in scope, which is not always the variable a reference means: an inlined
+// function's parameter becomes a `let` of its name, which hides a variable of that name
+// that the caller uses after the call in the same scope (`e` in a kernel that calls
+// hear(flags, 0, mark + 1) and then uses its own `e`). Such a variable is listed under a
+// name of its own (`e_1`), so that the listing reads back as the same kernel; every
+// other variable keeps its name.
+class ListedNames {
+ public:
+  explicit ListedNames(const Kernel& k) {
+    for (const Var& v : k.vars) names.push_back(v.name);
+    // A renamed variable leaves its old name's scope, which only ever makes another
+    // reference resolve where it means: a few rounds at most.
+    for (int round = 0; round < 8; ++round) {
+      hidden_.clear();
+      body(k.body);
+      if (hidden_.empty()) break;
+      for (int v : hidden_) names[static_cast<std::size_t>(v)] = fresh(k.vars[static_cast<std::size_t>(v)].name);
+    }
+  }
+  std::vector<std::string> names;
+
+ private:
+  void refer(int v) {
+    if (v < 0 || static_cast<std::size_t>(v) >= names.size()) return;
+    auto it = visible_.find(names[static_cast<std::size_t>(v)]);
+    if (it == visible_.end() || it->second.back() != v) hidden_.insert(v);
+  }
+  void define(int v) {
+    if (v < 0 || static_cast<std::size_t>(v) >= names.size()) return;
+    defined_.push_back(v);
+    visible_[names[static_cast<std::size_t>(v)]].push_back(v);
+  }
+  void close(std::size_t mark) {
+    for (; defined_.size() > mark; defined_.pop_back()) {
+      auto it = visible_.find(names[static_cast<std::size_t>(defined_.back())]);
+      it->second.pop_back();
+      if (it->second.empty()) visible_.erase(it);
+    }
+  }
+  // In the reader's order: a statement's values, then what it defines (a loop's
+  // variables after its bounds), then its bodies, each a scope of its own.
+  void body(const std::vector<StmtPtr>& stmts) {
+    const std::size_t mark = defined_.size();
+    for (const StmtPtr& s : stmts) {
+      for_each_value(*s, [&](const ValuePtr& v) {
+        walk(*v, [&](const Value& x) {
+          if (x.kind == ValueKind::VarRef) refer(x.var);
+        });
+      });
+      if (s->kind == StmtKind::Assign) refer(s->var);
+      const std::size_t loop = defined_.size();
+      switch (s->kind) {
+        case StmtKind::Let: define(s->var); break;
+        case StmtKind::ForTiles: define(s->var_t); define(s->var); define(s->var2); break;
+        case StmtKind::ForBlocks:
+        case StmtKind::ForRanks:
+        case StmtKind::ForRange:
+        case StmtKind::ForChunks: define(s->var); break;
+        default: break;
+      }
+      if (s->kind != StmtKind::Let) {
+        for_each_body(*s, [&](const std::vector<StmtPtr>& b) { body(b); });
+        close(loop);
+      }
+    }
+    close(mark);
+  }
+  std::string fresh(const std::string& base) {
+    std::set<std::string> taken(names.begin(), names.end());
+    for (int i = 1;; ++i) {
+      std::string n = base + "_" + std::to_string(i);
+      if (!taken.count(n)) return n;
+    }
+  }
+  std::vector<int> defined_;
+  std::map<std::string, std::vector<int>> visible_;
+  std::set<int> hidden_;
+};
+
 class Printer {
  public:
-  explicit Printer(const Kernel& k, bool positions = false) : k_(k), positions_(positions) {}
+  // `whole`: the kernel is listed, with ListedNames; else one value of it, under the
+  // variables' own names (the verifier's messages).
+  Printer(const Kernel& k, bool positions, bool whole) : k_(k), positions_(positions) {
+    if (whole) {
+      names_ = ListedNames(k).names;
+    } else {
+      for (const Var& v : k.vars) names_.push_back(v.name);
+    }
+  }
   std::string out;
 
   // Lookups that survive malformed IR: the verifier prints the nodes it rejects.
@@ -23,8 +113,8 @@ class Printer {
     return i >= 0 && static_cast<std::size_t>(i) < list.size() ? &list[static_cast<std::size_t>(i)] : nullptr;
   }
   std::string var(int v) const {
-    const Var* x = at(k_.vars, v);
-    return "%" + (x ? x->name : "<bad var " + std::to_string(v) + ">");
+    const std::string* x = at(names_, v);
+    return "%" + (x ? *x : "<bad var " + std::to_string(v) + ">");
   }
   std::string param_name(int p) const {
     const Param* x = at(k_.params, p);
@@ -210,6 +300,7 @@ class Printer {
  private:
   const Kernel& k_;
   bool positions_ = false;
+  std::vector<std::string> names_;  // ListedNames
   std::string at_;  // the position the next line starts with
 };
 
@@ -220,7 +311,7 @@ std::string print(const Module& module) { return print(module, false); }
 std::string print(const Module& module, bool positions) {
   std::string out;
   for (const Kernel& k : module.kernels) {
-    Printer p(k, positions);
+    Printer p(k, positions, true);
     std::string head = "kernel " +
                        (positions ? "@" + std::to_string(k.range.begin) + ":" + std::to_string(k.range.end) + " "
                                   : std::string()) +
@@ -289,6 +380,6 @@ std::string print(const Module& module, bool positions) {
   return out;
 }
 
-std::string print(const Kernel& kernel, const Value& value) { return Printer(kernel).value(value); }
+std::string print(const Kernel& kernel, const Value& value) { return Printer(kernel, false, false).value(value); }
 
 }  // namespace irisc::tir

@@ -213,6 +213,41 @@ TEST(TirRead, VariablesResolveInLexicalScope) {
             std::string::npos);
 }
 
+// An inlined function's parameter is a `let` of its name, which hides a variable of
+// that name that the caller uses after the call in the same scope: the listing gives the
+// caller's variable a name of its own, so that it reads back as the same kernel (the
+// host backend runs the listing).
+TEST(TirRead, AVariableHiddenByAnInlinedParameterIsListedUnderANameOfItsOwn) {
+  tir::Module m = checked(
+      "fn twice(e: int) {\n    return e * 2;\n}\n"
+      "kernel k(x: tensor<i64>[N]) {\n"
+      "    let e = 5;\n"
+      "    for i in range(0, 2) {\n"
+      "        store(x[i], twice(i + 1));\n"
+      "        store(x[i + 2], e);\n"
+      "    }\n"
+      "}\n");
+  const std::string text = tir::print(m);
+  EXPECT_NE(text.find("let %e_1: int = 5:int"), std::string::npos) << text;
+  EXPECT_NE(text.find("<- cast<i64>(%e_1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("let %e: int = add(%i, 1:int)"), std::string::npos) << text;
+  tir::Module back = read_ok(text);
+  EXPECT_EQ(tir::print(back), text);
+  // The second store reads the kernel's e, not the parameter.
+  const tir::Kernel& k = back.kernels[0];
+  int stores = 0;
+  tir::walk(k.body, [&](const tir::Stmt& s) {
+    if (s.kind != tir::StmtKind::Store || ++stores != 2) return;
+    int var = -1;
+    tir::walk(*s.value, [&](const tir::Value& v) {
+      if (v.kind == tir::ValueKind::VarRef) var = v.var;
+    });
+    ASSERT_GE(var, 0);
+    EXPECT_EQ(k.vars[static_cast<std::size_t>(var)].name, "e_1");
+  }, [](const tir::Value&) {});
+  EXPECT_EQ(stores, 2);
+}
+
 TEST(TirRead, ErrorsSayWhereAndWhat) {
   const std::pair<const char*, const char*> cases[] = {
       {"kernal k() {\n}\n", "1:1: expected 'kernel', found 'kernal'"},
