@@ -190,8 +190,17 @@ void Context::launch_raw(const Kernel& kernel, const LaunchConfig& cfg, void** a
     if (kernel.shared_allowed_) kernel.shared_allowed_->store(cfg.shared_bytes, std::memory_order_relaxed);
   }
   Impl::Span span(impl_->tracer.get());
-  bk.launch(kernel.handle(), cfg.grid, cfg.block, cfg.shared_bytes, cfg.stream ? cfg.stream : impl_->stream, args,
-            kernel.name());
+  try {
+    bk.launch(kernel.handle(), cfg.grid, cfg.block, cfg.shared_bytes, cfg.stream ? cfg.stream : impl_->stream, args,
+              kernel.name());
+  } catch (const Error& e) {
+    // A backend that runs the kernel as it launches it (the host backend) ends a
+    // deadlocked wait here, having recorded it: say what the wait was part of, as
+    // synchronize() does for a wait that gave up.
+    const std::string why = impl_->explain_recorded();
+    if (why.empty()) throw;
+    throw Error(e.what() + why);
+  }
   if (span.t) span.end("launch " + kernel.name());
 }
 

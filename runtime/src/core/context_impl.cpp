@@ -202,6 +202,11 @@ std::string Context::Impl::explain(const device::WaitFault& f) const {
   return out;
 }
 
+std::string Context::Impl::explain_recorded() const {
+  const unsigned fault = __atomic_load_n(&control->fault, __ATOMIC_ACQUIRE);
+  return fault == 2 || fault == 3 ? explain(control->wait) : std::string();
+}
+
 void Context::Impl::mark_stuck(const std::string& why) {
   std::lock_guard<std::mutex> lock(job->mu);
   if (!job->stuck.load()) job->stuck_why = "rank " + std::to_string(boot->rank()) + ": " + why;

@@ -60,6 +60,8 @@ struct Context::Impl {
   // Context::explain_waits: libraries' words for waits on their flags.
   std::vector<std::function<std::string(const void*, std::uint64_t, const Context::WaitRead&)>> explainers;
   std::string explain(const device::WaitFault& f) const;
+  // explain() of the wait this rank's control block holds, once one is recorded; else "".
+  std::string explain_recorded() const;
   std::vector<StreamHandle*> sides;  // Context::side_stream(i), each made on first use
   EventHandle* order_event = nullptr;  // Context::order's, made on first use
   Kernel fill_u64, barrier, arange[kNumDTypes], random[kNumDTypes];

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "library/ccl_calls.hpp"
 #include "library/library.hpp"
 
 namespace iris::ccl {
@@ -209,25 +210,8 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 // blocks each program walks, at most PMAX = 2 per SM (fewer where ranks share a GPU,
 // so that a rank's spinning programs leave room for the others'). Each such kernel has
 // one channel whatever P and element type a call has: PMAX epoch counters, then
-// kPairedPoints points of PMAX world flags, and a program-major scratch (program p's
-// rows first, all_reduce_push.iris says why).
-constexpr std::size_t kPairedPoints = 3;
-
-// A channel's last call on this rank, and where its flags and words lie, for a wait that
-// gives up on one of them (Context::explain_waits): the error then names the call.
-struct ChannelNotes {
-  const std::uint64_t* flags = nullptr;  // kPairedPoints PMAX world flags
-  std::size_t pmax = 0;
-  const std::uint64_t* words = nullptr;  // data-and-flag words (ll), rows of row_words
-  std::size_t words_count = 0, row_words = 0, rows_per_program = 0;
-  const char* collective = "";  // the last call: "all_reduce"
-  const char* how = "";         // its algorithm or route
-  DType dtype = DType::f32;
-  std::size_t count = 0;        // its elements
-  int op = -1, root = -1;       // ReduceOp, or -1; broadcast's root, or -1
-  std::uint64_t calls = 0;      // this rank's calls on the channel
-};
-
+// kPairedPoints points of PMAX world flags (ccl_calls.hpp), and a program-major scratch
+// (program p's rows first, all_reduce_push.iris says why).
 struct Paired {
   Instance* in = nullptr;
   ChannelNotes* notes = nullptr;
@@ -247,7 +231,8 @@ struct Paired {
 
 // What paired() found for a kernel, channel, element type, P and B (which with the
 // channel fix its defines: a channel's other defines, such as reduce_scatter's H, are
-// in its name), per context.
+// in its name), per context; and every channel's notes, all_reduce's grid kernels'
+// included.
 struct PairedKey {
   std::string kernel, channel;
   int dtype;
@@ -261,79 +246,37 @@ struct PairedMemo {
     ChannelNotes* notes;
   };
   std::map<PairedKey, Entry> known;
-  std::map<std::string, ChannelNotes> channels;  // by channel (node addresses stay put)
-  int world = 1;
-
-  // What a wait on one of the channels' flags or words was part of.
-  std::string explain(const void* where, std::uint64_t expected, const Context::WaitRead& read) const {
-    const auto* w = static_cast<const std::uint64_t*>(where);
-    for (const auto& [channel, n] : channels) {
-      std::string peer;
-      const std::size_t W = static_cast<std::size_t>(world);
-      if (n.flags && w >= n.flags && w < n.flags + kPairedPoints * n.pmax * W) {
-        const std::size_t i = static_cast<std::size_t>(w - n.flags);
-        peer = "rank " + std::to_string(i % W) + "'s program " + std::to_string(i % (n.pmax * W) / W);
-        // The same point's flags of every rank: who had come this far.
-        std::vector<std::uint64_t> seen(W);
-        if (read(n.flags + (i - i % W), seen.data(), W * sizeof(std::uint64_t))) {
-          std::string came, not_yet;
-          for (std::size_t r = 0; r < W; ++r) {
-            std::string& list = seen[r] >= expected ? came : not_yet;
-            list += (list.empty() ? "" : ", ") + std::to_string(r);
-          }
-          peer += " (ranks that had: " + (came.empty() ? std::string("none") : came) + "; had not: " +
-                  (not_yet.empty() ? std::string("none") : not_yet) + ")";
-        }
-      } else if (n.words && w >= n.words && w < n.words + n.words_count && n.row_words && n.rows_per_program) {
-        const std::size_t row = static_cast<std::size_t>(w - n.words) / n.row_words;
-        // Rows a program: 2 world (one shot, the gathers), 4 world (two shot: each half's
-        // second world rows hold the owners' reduced blocks), 2 (broadcast).
-        const std::size_t r = row % n.rows_per_program;
-        if (n.rows_per_program == 2 * W) {
-          peer = "rank " + std::to_string(r % W) + "'s words";
-        } else if (n.rows_per_program == 4 * W) {
-          peer = "rank " + std::to_string(r % W) + (r % (2 * W) < W ? "'s words" : "'s reduced words");
-        } else {
-          peer = "the root's words (or, from kBroadcastRelayFrom at more than 2 ranks, their relay's)";
-        }
-      } else {
-        continue;
-      }
-      std::string call = std::string("iris::ccl::") + n.collective + " of " + std::to_string(n.count) + " " +
-                         std::string(dtype_name(n.dtype)) + " elements (";
-      if (n.op >= 0) call += std::string(name(static_cast<ReduceOp>(n.op))) + ", ";
-      if (n.root >= 0) call += "root " + std::to_string(n.root) + ", ";
-      call += std::string(n.how) + "), this rank's call " + std::to_string(n.calls) + " of its kernel '" + channel +
-              "': it waited for " + peer + "; every rank must make the same collective calls, in the same order";
-      return "in " + call;
-    }
-    return "";
-  }
+  std::map<const Instance*, ChannelNotes*> grids;
+  CallBook book;
 };
 
 PairedMemo& paired_memo(Context& ctx) {
   return *static_cast<PairedMemo*>(ctx.attachment("iris::ccl::paired", [&ctx] {
     auto memo = std::make_shared<PairedMemo>();
-    memo->world = ctx.world();
-    PairedMemo* m = memo.get();
-    ctx.explain_waits([m](const void* flag, std::uint64_t expected, const Context::WaitRead& read) {
-      return m->explain(flag, expected, read);
+    memo->book.world = ctx.world();
+    memo->book.rank = ctx.rank();
+    const CallBook* book = &memo->book;
+    ctx.explain_waits([book](const void* flag, std::uint64_t expected, const Context::WaitRead& read) {
+      return book->explain(flag, expected, read);
     });
     return std::static_pointer_cast<void>(memo);
   }).get());
 }
 
-// Notes this call on its channel (ChannelNotes).
-void note_call(const Paired& pk, const char* collective, const char* how, DType dt, std::size_t count, int op = -1,
-               int root = -1) {
-  ChannelNotes& n = *pk.notes;
-  n.collective = collective;
-  n.how = how;
-  n.dtype = dt;
-  n.count = count;
-  n.op = op;
-  n.root = root;
-  ++n.calls;
+static_assert(library::kSyncPerRank == kPairedPoints, "an instance's sync lies as one program's paired flags");
+
+// The notes of all_reduce's grid kernel `in` (dsl/ccl/all_reduce.iris,
+// all_reduce_atomic.iris), whose flags are its `sync`.
+ChannelNotes& grid_notes(Context& ctx, const Instance& in, DType dt) {
+  PairedMemo& memo = paired_memo(ctx);
+  if (auto it = memo.grids.find(&in); it != memo.grids.end()) return *it->second;
+  ChannelNotes& n = memo.book.channels[in.kernel + "." + std::string(dtype_name(dt))];
+  n.flags = static_cast<const std::uint64_t*>(in.sync);
+  n.pmax = 1;
+  n.state = static_cast<const std::uint64_t*>(in.state);
+  n.grid = true;
+  memo.grids.emplace(&in, &n);
+  return n;
 }
 
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
@@ -376,9 +319,10 @@ Paired paired(Context& ctx, const dsl::DslKernel& kernel, DType dt, bool reduces
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   pk.counters = static_cast<std::uint64_t*>(
       library::zeroed(ctx, "ccl.paired.flags." + pk.channel, (pk.PMAX + kPairedPoints * pk.PMAX * W) * sizeof(std::uint64_t)));
-  pk.notes = &memo.channels[pk.channel];
+  pk.notes = &memo.book.channels[pk.channel];
   pk.notes->flags = pk.counters + pk.PMAX;
   pk.notes->pmax = pk.PMAX;
+  pk.notes->state = pk.counters;
   memo.known.emplace(std::move(key), PairedMemo::Entry{pk.in, pk.counters, pk.notes});
   return pk;
 }
@@ -441,10 +385,10 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   if (a == Algorithm::two_shot_push) {  // rounds: a block to each rank
     args.push_back(group_of(W * kBlockBytes, n * es >= kLargeGroupsFrom ? kLargeGroupBytes : kGroupBytes));
   }
+  args.push_back(std::int64_t{pk.notes->note(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op))});
   args.push_back(paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  note_call(pk, "all_reduce", name(a), dt, n, static_cast<int>(op));
   pk.in->program.launch(pk.in->kernel, args, s);
 }
 
@@ -531,11 +475,11 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   // Two shot: a row holds ceil(mine / world) blocks, mine a program's blocks of n.
   const std::size_t row_of = two ? ceil_div(ceil_div(ceil_div(n, pk.B), pk.P), W) * pk.B * pk.P : n;
-  note_call(pk, "all_reduce", name(a), dt, n, static_cast<int>(op));
+  const std::uint32_t call = pk.notes->note(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op));
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
-                         buffer(dst, dt, {len}), static_cast<std::int64_t>(op),
-                         paired_words(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state()},
+                         buffer(dst, dt, {len}), static_cast<std::int64_t>(op), std::int64_t{call},
+                         paired_words(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)},
                         s);
 }
 
@@ -598,7 +542,10 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     // The input is read while every rank adds into the (zeroed) output.
     if (src == dst) src = staged_input(ctx, src, bytes, s);
     ctx.zero_async(dst, bytes, s);
-    in.program.launch(in.kernel, {buffer(src, dt, {len}), buffer(dst, dt, {len}), state_arg(in), sync_arg(ctx, in)}, s);
+    const std::uint32_t call = grid_notes(ctx, in, dt).note(Collective::all_reduce, static_cast<unsigned>(a), dt, n,
+                                                            static_cast<int>(o.op));
+    in.program.launch(in.kernel,
+                      {buffer(src, dt, {len}), buffer(dst, dt, {len}), std::int64_t{call}, state_arg(in), sync_arg(ctx, in)}, s);
     return;
   }
   if (in_words(a)) {
@@ -614,9 +561,11 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
                           type_defines(dt, true));
   // One shot: peers read the input while this rank writes the output.
   if (one && src == dst) src = staged_input(ctx, src, bytes, s);
+  const std::uint32_t call =
+      grid_notes(ctx, in, dt).note(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(o.op));
   in.program.launch(in.kernel,
-                    {buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op), state_arg(in),
-                     sync_arg(ctx, in)},
+                    {buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op), std::int64_t{call},
+                     state_arg(in), sync_arg(ctx, in)},
                     s);
 }
 
@@ -634,12 +583,14 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   for (std::int64_t d : src_shape) src_elements *= static_cast<std::size_t>(d);
   const Arg in = Arg::device_buffer(const_cast<void*>(src), dt, src_shape, src_elements * es);
   const bool gather = what == "all_gather";  // else all_to_all
+  const Collective collective = gather ? Collective::all_gather : Collective::all_to_all;
   if (route == Route::ll) {
     require_ll(what, dt, bytes);
     const Paired pk = paired_ll(ctx, gather ? dsl::ccl_ll::all_gather_ll : dsl::ccl_ll::all_to_all_ll, dt, o.programs, blocks);
-    note_call(pk, gather ? "all_gather" : "all_to_all", "ll", dt, n * W);
+    const std::uint32_t call = pk.notes->note(collective, static_cast<unsigned>(route), dt, n * W);
     pk.in->program.launch(pk.in->kernel,
-                          {in, Arg::device_buffer(dst, dt, dst_shape, bytes), paired_words(ctx, pk, dt, 2 * W, n), pk.state()},
+                          {in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
+                           paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)},
                           stream_of(ctx, o));
     return;
   }
@@ -648,11 +599,11 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   const dsl::DslKernel& kernel = gather ? (staged ? dsl::ccl_all_gather::all_gather_via_scratch : dsl::ccl_all_gather::all_gather)
                                         : (staged ? dsl::ccl_all_to_all::all_to_all_via_scratch : dsl::ccl_all_to_all::all_to_all);
   const Paired pk = paired(ctx, kernel, dt, false, o.programs, blocks);
-  std::vector<Arg> args{in, staged ? Arg::device_buffer(dst, dt, dst_shape, bytes) : buffer(dst, dt, dst_shape)};
+  std::vector<Arg> args{in, staged ? Arg::device_buffer(dst, dt, dst_shape, bytes) : buffer(dst, dt, dst_shape),
+                        std::int64_t{pk.notes->note(collective, static_cast<unsigned>(route), dt, n * W)}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  note_call(pk, gather ? "all_gather" : "all_to_all", name(route), dt, n * W);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
@@ -674,11 +625,12 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
     const Paired pk = paired_ll(ctx, dsl::ccl_ll::reduce_scatter_ll, dt, o.programs,
                                 [&](std::size_t B) { return ceil_div(n, B); });
     const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
-    note_call(pk, "reduce_scatter", "ll", dt, n, static_cast<int>(o.op));
+    const std::uint32_t call =
+        pk.notes->note(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
     pk.in->program.launch(pk.in->kernel,
                           {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                            Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                           paired_words(ctx, pk, dt, 2 * W, n), pk.state()},
+                           std::int64_t{call}, paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)},
                           stream_of(ctx, o));
     return;
   }
@@ -688,11 +640,13 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
                      [&](std::size_t B) { return ceil_div(n, B); }, {{"H", static_cast<std::int64_t>(parts)}},
                      parts == 2 ? "reduce_scatter.staged" : "reduce_scatter");
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
-  note_call(pk, "reduce_scatter", name(route), dt, n, static_cast<int>(o.op));
+  const std::uint32_t call =
+      pk.notes->note(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
   pk.in->program.launch(pk.in->kernel,
                         {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                          Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
                          group_of(W * kBlockBytes),  // blocks: each to every rank
+                         std::int64_t{call},
                          paired_scratch(ctx, dt, pk, parts * W, ceil_div(ceil_div(n, pk.B), pk.P)),
                          pk.state(), pk.flags(ctx)},
                         stream_of(ctx, o));
@@ -727,10 +681,11 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
     const bool relay = ctx.world() > 2 && n * es >= kBroadcastRelayFrom;
     const Paired pk = paired_ll(ctx, relay ? dsl::ccl_ll::broadcast_ll_relay : dsl::ccl_ll::broadcast_ll, dt, o.programs,
                                 [&](std::size_t B) { return ceil_div(n, B); });
-    note_call(pk, "broadcast", "ll", dt, n, -1, root);
+    pk.notes->root_only = true;
+    const std::uint32_t call = pk.notes->note(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
     pk.in->program.launch(pk.in->kernel,
-                          {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, paired_words(ctx, pk, dt, 2, n),
-                           pk.state(), pk.flags(ctx)},
+                          {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
+                           paired_words(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)},
                           stream_of(ctx, o));
     return;
   }
@@ -751,11 +706,12 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
       ctx, kernel, dt, false, o.programs, [&](std::size_t B) { return ceil_div(n, B * C); }, more,
       C > 1 ? "broadcast.pairs" : "", staged ? 0 : kBroadcastDirectPrograms, staged ? kBlockBytes : 4 * kBlockBytes);
   const std::int64_t len = static_cast<std::int64_t>(n);
-  std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}};
+  pk.notes->root_only = staged;
+  std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root},
+                        std::int64_t{pk.notes->note(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root)}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  note_call(pk, "broadcast", name(route), dt, n, -1, root);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 

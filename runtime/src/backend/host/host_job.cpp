@@ -135,6 +135,27 @@ std::string describe_deadlock(Job& job) {
   return s;
 }
 
+// Records a wait in the rank's control block (fault 2: it gave up, or it is part of a
+// deadlock; 3: the abort ended it), unless another wait of this rank got there first, as
+// device code records its own: the host then says what the wait was part of (the
+// libraries' Context::explain_waits) whichever way it ended.
+void record_wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, u64 seen, u64 waited,
+                 const device::WaitSite& site, int block, unsigned fault) {
+  device::Control* c = ctx.control;
+  if (!c) return;
+  unsigned expected = 0;
+  if (!std::atomic_ref<unsigned>(c->fault).compare_exchange_strong(expected, 1u)) return;
+  if (flag.bytes == 8) {
+    device::detail::fill_wait_fault(c->wait, ctx, static_cast<const u64*>(flag.ptr), cmp, value, seen, waited, site,
+                                    block, 0);
+  } else {
+    device::detail::fill_wait_fault(c->wait, ctx, static_cast<const std::uint32_t*>(flag.ptr), cmp,
+                                    static_cast<std::uint32_t>(value), static_cast<std::uint32_t>(seen), waited, site,
+                                    block, 0);
+  }
+  std::atomic_ref<unsigned>(c->fault).store(fault, std::memory_order_release);
+}
+
 }  // namespace
 
 LaunchScope::LaunchScope(const device::Context& ctx, int workers) : ctx_(ctx) {
@@ -211,30 +232,20 @@ u64 wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, const
     seen = load(flag);
     if (satisfied(flag, cmp, seen, value)) return seen;
     if (stop && stop->load(std::memory_order_relaxed)) return seen;
+    const auto now = clock::now();
+    const u64 waited = static_cast<u64>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count());
+    const auto record = [&](unsigned fault) { record_wait(ctx, flag, cmp, value, seen, waited, site, block, fault); };
+    // A deadlock is this wait's end too: recorded as one that gave up, so that the error
+    // says what the wait was part of, as after a timeout.
+    const auto deadlock = [&] {
+      record(2u);
+      throw DeadlockError(job.deadlock);
+    };
     if (job.dead.load()) {
       std::lock_guard<std::mutex> lock(job.mu);
-      throw DeadlockError(job.deadlock);
+      deadlock();
     }
-    const auto now = clock::now();
     if (ctx.control) {
-      const u64 waited = static_cast<u64>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count());
-      // Records this wait in the control block (fault 2: it gave up; 3: the abort ended
-      // it), unless another wait of this rank got there first.
-      const auto record = [&](unsigned fault) {
-        device::Control* c = ctx.control;
-        unsigned expected = 0;
-        if (std::atomic_ref<unsigned>(c->fault).compare_exchange_strong(expected, 1u)) {
-          if (flag.bytes == 8) {
-            device::detail::fill_wait_fault(c->wait, ctx, static_cast<const u64*>(flag.ptr), cmp, value, seen, waited,
-                                            site, block, 0);
-          } else {
-            device::detail::fill_wait_fault(c->wait, ctx, static_cast<const std::uint32_t*>(flag.ptr), cmp,
-                                            static_cast<std::uint32_t>(value), static_cast<std::uint32_t>(seen),
-                                            waited, site, block, 0);
-          }
-          std::atomic_ref<unsigned>(c->fault).store(fault, std::memory_order_release);
-        }
-      };
       if (std::atomic_ref<unsigned>(ctx.control->abort).load(std::memory_order_relaxed)) {
         record(3u);
         return seen;
@@ -252,7 +263,7 @@ u64 wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, const
         job.deadlock = describe_deadlock(job);
         job.dead.store(true);
       }
-      if (job.dead.load()) throw DeadlockError(job.deadlock);
+      if (job.dead.load()) deadlock();
     }
     std::this_thread::sleep_for(sleep);
     if (sleep < std::chrono::microseconds(200)) sleep *= 2;
