@@ -1,6 +1,7 @@
-// Failures end, with words: a wait nobody satisfies, a rank that throws while its peer
-// is in a device barrier, ranks that disagree on their device barriers, a role kernel
-// that cannot be resident at once, a truncated code object and sizes that overflow.
+// Failures end, with words: a wait nobody satisfies, collectives that ranks call
+// differently, a rank that throws while its peer is in a device barrier, ranks that
+// disagree on their device barriers, a role kernel that cannot be resident at once, a
+// truncated code object and sizes that overflow.
 // Each test asserts an iris::Error that names the rank and what it waited on, within
 // the timeout plus a few seconds. Ranks are threads sharing the GPU: under mpirun a
 // failing rank ends the whole job (MPI_Abort), which a test cannot observe.
@@ -123,6 +124,131 @@ TEST_F(Failures, CollectiveOneRankSkipsNamesTheCallAndTheRank) {
   EXPECT_TRUE(has(e, "iris::ccl::all_reduce of 1000 f32 elements (max, one_shot_push), this rank's call 2")) << e;
   EXPECT_TRUE(has(e, "it waited for rank 1's program 0 (ranks that had: 0; had not: 1)")) << e;
   EXPECT_TRUE(has(e, "every rank must make the same collective calls")) << e;
+}
+
+// Collectives called differently on the two ranks: each rank's call checks its peers'
+// call words, so instead of a wrong result every rank ends in an error that names both
+// calls (the rank that returned, broadcast's root, through its peer's failure). `setup`
+// runs on both ranks first (each variant once, so that the mismatched call finds its
+// instances and scratch made); `call` then runs with the rank.
+struct Mismatch {
+  const char* name;
+  std::function<void(Context&)> setup;
+  std::function<void(Context&, int rank)> call;
+  std::vector<std::string> every_rank;  // in every rank's error
+  std::vector<std::string> rank0;       // in rank 0's
+};
+
+TEST_F(Failures, CollectivesCalledDifferentlyFailEveryRankNamingBothCalls) {
+  const std::size_t n = 1000, m = 3000;
+  using ccl::Algorithm;
+  using ccl::ReduceOp;
+  using ccl::Route;
+  const auto all_reduce = [](Context& ctx, DType dt, std::size_t count, ReduceOp op, Algorithm a) {
+    void* x = ctx.heap_alloc(m * 4);
+    void* y = ctx.heap_alloc(m * 4);
+    ctx.zero_async(x, m * 4);
+    ctx.barrier();
+    ccl::detail::all_reduce(ctx, dt, x, y, count, {op, a, nullptr});
+  };
+  const auto broadcast = [](Context& ctx, std::size_t count, Route route) {
+    void* x = ctx.heap_alloc(m * 4);
+    ctx.zero_async(x, m * 4);
+    ctx.barrier();
+    ccl::Options o;
+    o.route = route;
+    ccl::detail::broadcast(ctx, DType::f32, x, count, 0, o);
+  };
+  // all_gather of n a rank, or all_to_all of n a slice: the same buffers either way.
+  const auto exchange = [](Context& ctx, bool gather) {
+    void* x = ctx.heap_alloc(2 * n * 4);
+    void* y = ctx.heap_alloc(2 * n * 4);
+    ctx.zero_async(x, 2 * n * 4);
+    ctx.barrier();
+    ccl::Options o;
+    o.route = Route::staged;
+    if (gather) ccl::detail::all_gather(ctx, DType::f32, x, y, n, o);
+    else ccl::detail::all_to_all(ctx, DType::f32, x, y, n, o);
+  };
+  const auto nothing = [](Context&) {};
+  const std::vector<Mismatch> cases = {
+      // First calls: nothing is made yet, and both ranks make the same allocations.
+      {"f32 against i32", nothing,
+       [&](Context& ctx, int r) { all_reduce(ctx, r == 0 ? DType::f32 : DType::i32, n, ReduceOp::sum, Algorithm::one_shot_push); },
+       {"where this rank called all_reduce of 1000 "},
+       {"rank 1 called all_reduce of i32 elements (sum, one_shot_push) where this rank called all_reduce of 1000 f32 "
+        "elements (sum, one_shot_push)"}},
+      {"sum against max", nothing,
+       [&](Context& ctx, int r) { all_reduce(ctx, DType::f32, n, r == 0 ? ReduceOp::sum : ReduceOp::max, Algorithm::two_shot); },
+       {"where this rank called all_reduce of 1000 f32 elements"},
+       {"rank 1 called all_reduce of f32 elements (max, two_shot) where this rank called all_reduce of 1000 f32 "
+        "elements (sum, two_shot)"}},
+      {"sum against min in words", nothing,
+       [&](Context& ctx, int r) { all_reduce(ctx, DType::f32, n, r == 0 ? ReduceOp::sum : ReduceOp::min, Algorithm::one_shot_ll); },
+       {"where this rank called all_reduce of 1000 f32 elements"},
+       {"rank 1 called all_reduce of f32 elements (min, one_shot_ll) where this rank called all_reduce of 1000 f32 "
+        "elements (sum, one_shot_ll)"}},
+      {"1000 against 3000 elements",
+       [&](Context& ctx) {
+         all_reduce(ctx, DType::f32, m, ReduceOp::sum, Algorithm::two_shot_push);
+         all_reduce(ctx, DType::f32, n, ReduceOp::sum, Algorithm::two_shot_push);
+       },
+       [&](Context& ctx, int r) { all_reduce(ctx, DType::f32, r == 0 ? n : m, ReduceOp::sum, Algorithm::two_shot_push); },
+       {"of another element count (folded into 12 bits: "},
+       {"rank 1 called all_reduce of f32 elements (sum, two_shot_push) of another element count (folded into 12 bits: "
+        "0xbb8, this rank's 0x3e8) where this rank called all_reduce of 1000 f32 elements (sum, two_shot_push)"}},
+      // broadcast's root returns; its peer's error names both calls.
+      {"broadcast of 1000 against 3000 in words",
+       [&](Context& ctx) {
+         broadcast(ctx, m, Route::ll);
+         broadcast(ctx, n, Route::ll);
+       },
+       [&](Context& ctx, int r) { broadcast(ctx, r == 0 ? n : m, Route::ll); },
+       {"rank 0 called broadcast of f32 elements (root 0, ll) of another element count (folded into 12 bits: 0x3e8, "
+        "this rank's 0xbb8) where this rank called broadcast of 3000 f32 elements (root 0, ll)"},
+       {"another rank failed: rank 1: "}},
+      {"broadcast of 1000 against 3000 staged",
+       [&](Context& ctx) {
+         broadcast(ctx, m, Route::staged);
+         broadcast(ctx, n, Route::staged);
+       },
+       [&](Context& ctx, int r) { broadcast(ctx, r == 0 ? n : m, Route::staged); },
+       {"rank 0 called broadcast of f32 elements (root 0, staged) of another element count (folded into 12 bits: "
+        "0x3e8, this rank's 0xbb8) where this rank called broadcast of 3000 f32 elements (root 0, staged)"},
+       {"another rank failed: rank 1: "}},
+      // First calls of two kernels whose channels are made alike: the same flags and
+      // scratch on both ranks, so the words say which call each made.
+      {"all_gather against all_to_all", nothing, [&](Context& ctx, int r) { exchange(ctx, r == 0); },
+       {"where this rank called all_"},
+       {"rank 1 called all_to_all of f32 elements (staged) where this rank called all_gather of 2000 f32 elements "
+        "(staged)"}},
+      // Once both are made, each has flags of its own: the peer's word is not there.
+      {"all_gather against all_to_all, both made before",
+       [&](Context& ctx) {
+         exchange(ctx, true);
+         exchange(ctx, false);
+       },
+       [&](Context& ctx, int r) { exchange(ctx, r == 0); }, {"had not come to this call here (a different collective call, or none)"},
+       {"iris::ccl::all_gather of 2000 f32 elements (staged), this rank's call 2"}},
+  };
+  const double timeout = 2.0;
+  for (const Mismatch& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Outcome r = run_failing(2, timeout, [&](Context& ctx) {
+      c.setup(ctx);
+      ctx.barrier();
+      c.call(ctx, ctx.rank());
+      ctx.synchronize();
+      ctx.barrier();
+    });
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_LT(r.seconds, timeout + 5.0) << "the job ends within the wait timeout plus 5 s";
+    for (const std::string& e : r.errors) {
+      EXPECT_TRUE(has(e, "every rank must make the same collective calls, in the same order")) << e;
+      for (const std::string& part : c.every_rank) EXPECT_TRUE(has(e, part)) << e;
+    }
+    for (const std::string& part : c.rank0) EXPECT_TRUE(has(r.errors[0], part)) << r.errors[0];
+  }
 }
 
 TEST_F(Failures, RankThatThrowsEndsItsPeersDeviceBarrier) {
