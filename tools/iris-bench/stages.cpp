@@ -20,10 +20,12 @@ import "ccl/common.iris";
 
 // one_shot_push. STAGE 0: the epoch; 1: + load src, store dst; 2: + store into the
 // peers' scratch; 3: + fence; 4: + tell (fence, flags); 5: + hear, reduce (the whole
-// call); 6: the epoch, tell and hear alone (a flag round, no data).
+// call, without call words); 6: the epoch, tell and hear alone (a flag round, no data);
+// 7: the whole call with its call words (announce, agree).
 kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int = 2, STAGE: int = 0>(
     src: tensor<T>[N],
     dst: tensor<T>[N],
+    call: int,
     scratch: symmetric tensor<T>[PMAX * 2 * world, M],
     state: tensor<u64>[S],
     flags: symmetric tensor<u64>[F],
@@ -31,7 +33,8 @@ kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int 
     role work(programs: P) {
         let e = program_epoch(state);
         let row = program * 2 * world + ((e % 2) as int) * world;
-        if STAGE >= 1 && STAGE <= 5 {
+        if STAGE == 7 { announce(flags, PMAX * world, program, e, call); }
+        if (STAGE >= 1 && STAGE <= 5) || STAGE == 7 {
             for i in blocks(N, B) {
                 let j = i - (start(i) / B - start(i) / B / P) * B;
                 let v = load(src[i]);
@@ -44,7 +47,8 @@ kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int 
         if STAGE == 3 { fence(); }
         if STAGE >= 4 { tell(flags, 0, e); }
         if STAGE >= 5 { hear(flags, 0, e); }
-        if STAGE == 5 {
+        if STAGE == 7 { agree(flags, PMAX * world, program, e, call); }
+        if STAGE == 5 || STAGE == 7 {
             for i in blocks(N, B) {
                 let j = i - (start(i) / B - start(i) / B / P) * B;
                 let acc = load(scratch[row, j]) as A;
@@ -56,21 +60,26 @@ kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int 
 }
 
 // one_shot_ll. STAGE 0: the epoch and the words' stores; 1: + poll this rank's own row;
-// 2: + poll the peers' rows instead; 3: the whole call (poll every row, sum).
+// 2: + poll the peers' rows instead; 3: the whole call without call words (poll every
+// row, sum); 4: the whole call with them (announce, agree).
 kernel ll<T: type = bf16, A: type = f32, B: int = 512, P: int = 2, PMAX: int = 2, STAGE: int = 0>(
     src: tensor<T>[N],
     dst: tensor<T>[N],
+    call: int,
     words: symmetric tensor<u64>[PMAX * 2 * world, M],
     state: tensor<u64>[S],
+    flags: symmetric tensor<u64>[F],
 ) {
     role work(programs: P) {
         let e = program_epoch(state);
         let row = program * 2 * world + ((e % 2) as int) * world;
+        if STAGE == 4 { announce(flags, PMAX * world, program, e, call); }
         for i in blocks(N, B) {
             let j = i - (start(i) / B - start(i) / B / P) * B;
             let v = load(src[i]);
             for k in range(0, world) { store(words[row + rank, j], v, to: (rank + k) % world, flag: e); }
         }
+        if STAGE == 4 { agree(flags, PMAX * world, program, e, call); }
         if STAGE == 1 {
             for i in blocks(N, B) {
                 let j = i - (start(i) / B - start(i) / B / P) * B;
@@ -83,7 +92,7 @@ kernel ll<T: type = bf16, A: type = f32, B: int = 512, P: int = 2, PMAX: int = 2
                 for r in range(1, world) { store(dst[i], load<T>(words[row + (rank + r) % world, j], flag: e)); }
             }
         }
-        if STAGE == 3 {
+        if STAGE == 3 || STAGE == 4 {
             for i in blocks(N, B) {
                 let j = i - (start(i) / B - start(i) / B / P) * B;
                 let acc = load<T>(words[row, j], flag: e) as A;
@@ -94,6 +103,9 @@ kernel ll<T: type = bf16, A: type = f32, B: int = 512, P: int = 2, PMAX: int = 2
     }
 }
 )IRIS";
+
+// A call descriptor (any value; the same on every rank).
+constexpr std::int64_t kCall = 0x5240e2f;
 
 struct Stage {
   const char* kernel;
@@ -108,10 +120,12 @@ constexpr Stage kStages[] = {
     {"push", 4, "  + flags (tell)"},
     {"push", 5, "  + wait (hear), sum: the call"},
     {"push", 6, "  a flag round alone (tell, hear)"},
+    {"push", 7, "  the call with its call words"},
     {"ll", 0, "one_shot_ll: the words' stores"},
     {"ll", 1, "  + poll this rank's own row"},
     {"ll", 2, "  + poll the peers' rows instead"},
     {"ll", 3, "  + poll every row, sum: the call"},
+    {"ll", 4, "  the call with its call words"},
 };
 
 double median(std::vector<double> v) {
@@ -152,13 +166,14 @@ int run_stages(const StagesBenchOptions& o) {
         Program prog = jit_program(ctx, kSource, "stages.iris", jo);
         auto rows = ctx.zeros<std::uint64_t>(Shape{P * 2 * W, ll ? M : (M + 3) / 4});
         auto state = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(P));
-        auto flags = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(P * W));
+        // Five points of P world flags, as a library channel's: the call words at 3 and 4.
+        auto flags = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(5 * P * W));
         const Arg xs = Arg::device_buffer(x.data(), DType::bf16, Shape{n});
         const Arg ys = Arg::device_buffer(y.data(), DType::bf16, Shape{n});
         const Arg scratch = Arg::heap_buffer(rows.data(), DType::bf16, Shape{P * 2 * W, M}, rows.bytes());
         auto launch = [&] {
-          if (ll) prog.launch("ll", {xs, ys, rows, state});
-          else prog.launch("push", {xs, ys, scratch, state, flags});
+          if (ll) prog.launch("ll", {xs, ys, kCall, rows, state, flags});
+          else prog.launch("push", {xs, ys, kCall, scratch, state, flags});
         };
         // batch_us and graph_batch_us (common.hpp) give the slowest rank's time; the
         // median of `iters` such batches smooths a noisy one.
@@ -173,6 +188,7 @@ int run_stages(const StagesBenchOptions& o) {
           std::printf("\n");
           std::fflush(stdout);
         }
+        // Stage 6 is timed apart: the push call with words adds to the call without.
         if (ll || st.stage != 6) before = g;
       }
     }
