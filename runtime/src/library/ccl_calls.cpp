@@ -71,11 +71,17 @@ struct Differences {
   std::string differ, absent;
 };
 
-Differences calls_that_differ(const ChannelNotes& n, int world, int rank, std::size_t p, const Context::WaitRead& read) {
+// `epoch`: the call's epoch where the wait says it (a wait for a call word), else 0 and
+// it is read from the channel's counters (a grid kernel's programs that went on past
+// a wait that gave up may have closed the call there already).
+Differences calls_that_differ(const ChannelNotes& n, int world, int rank, std::size_t p, const Context::WaitRead& read,
+                              std::uint64_t epoch) {
   const std::size_t W = static_cast<std::size_t>(world);
-  std::uint64_t e = 0;
-  if (!n.state || !read(n.state + (n.grid ? 0 : p), &e, sizeof e)) return {};
-  if (n.grid) ++e;
+  std::uint64_t e = epoch;
+  if (e == 0) {
+    if (!n.state || !read(n.state + (n.grid ? 0 : p), &e, sizeof e)) return {};
+    if (n.grid) ++e;
+  }
   std::vector<std::uint64_t> words(W);
   const std::uint64_t* at = n.flags + (kCallPoint + e % 2) * n.pmax * W + p * W;
   if (!read(at, words.data(), W * sizeof(std::uint64_t))) return {};
@@ -120,12 +126,14 @@ std::string CallBook::explain(const void* where, std::uint64_t expected, const C
   for (const auto& [channel, n] : channels) {
     std::string peer;
     std::size_t program = 0;
+    std::uint64_t epoch = 0;  // the call's, where the wait was for a call word
     if (n.flags && w >= n.flags && w < n.flags + kPairedPoints * n.pmax * W) {
       const std::size_t i = static_cast<std::size_t>(w - n.flags);
       program = i % (n.pmax * W) / W;
       peer = "rank " + std::to_string(i % W) + (n.grid ? "" : "'s program " + std::to_string(program));
       if (i / (n.pmax * W) >= kCallPoint) {
         peer += "'s call word";
+        epoch = expected >> 32;
       } else {
         // The same point's flags of every rank: who had come this far.
         std::vector<std::uint64_t> seen(W);
@@ -157,9 +165,9 @@ std::string CallBook::explain(const void* where, std::uint64_t expected, const C
     }
     // Program 0 runs in every call; the program that waited may not have a peer of
     // its number where the calls differ in size.
-    Differences d = calls_that_differ(n, world, rank, 0, read);
+    Differences d = calls_that_differ(n, world, rank, 0, read, program == 0 ? epoch : 0);  // epochs are per program
     if (d.differ.empty() && program != 0) {
-      Differences mine = calls_that_differ(n, world, rank, program, read);
+      Differences mine = calls_that_differ(n, world, rank, program, read, epoch);
       if (!mine.differ.empty() || d.absent.empty()) d = mine;
     }
     return "in iris::ccl::" + call_text(n.call, n.count) + ", this rank's call " + std::to_string(n.calls) +
