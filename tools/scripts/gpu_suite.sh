@@ -49,7 +49,18 @@ export IRIS_LOG=${IRIS_LOG:-warn}
 for s in $steps; do
   case $s in
   tests)
-    step "gpu tests, threads, 1/2/4 ranks" tests_threads.log 600 env IRIS_TEST_RANKS=1,2,4 "$B/tests/iris_gpu_tests"
+    # One step a rank count (the tests that take no rank count run with the first), then
+    # the slow tests apart, at every rank count: each step's time is in the summary.
+    slow='*Collectives.AllReduceEveryAlgorithmTypeAndOp/*:*Ops.EveryOpAndScheduleBf16/*:*Ops.EveryOpAndScheduleF16/*'
+    slow+=':*Ops.TwoHundredFiftySixMiB/*:*Collectives.TwoHundredFiftySixMiB/*:*FlashDecode.FusedAndUnfusedAgainstASoftmax/*'
+    slow+=':Failures.WatchdogEndsAProcessWhoseKernelDoesNotStop'
+    for r in 1 2 4; do
+      which="Ranks/*"; [ "$r" = 1 ] && which="*"
+      step "gpu tests, threads, $r ranks" "tests_threads$r.log" 600 env IRIS_TEST_RANKS=$r "$B/tests/iris_gpu_tests" \
+        --gtest_filter="$which-$slow"
+    done
+    step "gpu tests, threads, 1/2/4 ranks, the slow ones" tests_threads_slow.log 600 env IRIS_TEST_RANKS=1,2,4 \
+      "$B/tests/iris_gpu_tests" --gtest_filter="$slow"
     ;;
   mpi)
     for np in 1 2 4; do

@@ -1,0 +1,83 @@
+// The GPU suite keeps every GPU's primary context for its whole run (thread mode, CUDA
+// backend): each test is a job of its own, and a job's ranks release the contexts they
+// retained when it ends, so without this every test of a 4-rank run created and
+// destroyed four contexts (with their heap mappings and module loads, about 2 s a test
+// on 4 x H100). The library's retain and release pairs are unchanged: the suite only
+// holds one more reference.
+//
+// Tests that end kernels or jobs on purpose (Failures, RuntimeSetup), and any test that
+// failed, get fresh contexts after them: a kernel that trapped leaves its context
+// unusable. IRIS_TEST_FRESH_CONTEXTS=1 turns this off (every job creates its own, as a
+// program using libiris once would).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "gpu_harness.hpp"
+
+namespace iris::test {
+namespace {
+
+class SuiteContexts : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    const char* off = std::getenv("IRIS_TEST_FRESH_CONTEXTS");
+    if ((off && *off && std::string(off) != "0") || on_host_backend() || launched_by_mpi()) return;
+    try {
+      if (device_count() == 0 || suite_backend() != "cuda") return;
+      devices_ = device_count();
+      retain();
+    } catch (const std::exception& e) {
+      // No contexts held: every job makes its own, as without this.
+      devices_ = 0;
+      std::fprintf(stderr, "[gpu suite] contexts not kept across tests: %s\n", e.what());
+    }
+  }
+  void TearDown() override { release(); }
+
+  // After each test: fresh contexts where it may have left them unusable.
+  void after(const ::testing::TestInfo& test) {
+    if (held_ == 0) return;
+    const std::string suite = test.test_suite_name();
+    if (test.result()->Failed() || suite == "Failures" || suite == "RuntimeSetup") {
+      release();
+      retain();
+    }
+  }
+
+ private:
+  void retain() {
+    for (int d = 0; d < devices_; ++d) {
+      backend::active().retain_primary_context(d);
+      held_ = d + 1;
+    }
+  }
+  void release() {
+    for (int d = 0; d < held_; ++d) backend::active().release_primary_context(d);
+    held_ = 0;
+  }
+
+  int devices_ = 0, held_ = 0;
+};
+
+class AfterEachTest : public ::testing::EmptyTestEventListener {
+ public:
+  explicit AfterEachTest(SuiteContexts* contexts) : contexts_(contexts) {}
+  void OnTestEnd(const ::testing::TestInfo& test) override { contexts_->after(test); }
+
+ private:
+  SuiteContexts* contexts_;
+};
+
+// gtest owns both (the environment lives until after the last listener call).
+const bool registered = [] {
+  auto* contexts = new SuiteContexts;
+  ::testing::AddGlobalTestEnvironment(contexts);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new AfterEachTest(contexts));
+  return true;
+}();
+
+}  // namespace
+}  // namespace iris::test
