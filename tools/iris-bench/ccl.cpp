@@ -359,6 +359,111 @@ void print_against_nccl(const std::vector<Row>& rows, const std::string& block) 
   }
 }
 
+// automatic against the fastest of the other iris variants at one size (ccl's issue 29
+// asks that it never be more than 5% slower): eager and, where timed, in a graph, each
+// against the fastest there (rows at the library's own program count only).
+struct AutomaticAtSize {
+  std::string block;
+  std::size_t bytes = 0;
+  const Row* automatic = nullptr;
+  const Row* fastest = nullptr;        // eager
+  const Row* fastest_graph = nullptr;  // in a graph, or null
+};
+constexpr double kAutomaticSlack = 1.05;
+
+bool is_automatic(const Variant& v) {
+  return v.collective == Collective::all_reduce ? v.algorithm == ccl::Algorithm::automatic : v.route == ccl::Route::automatic;
+}
+int placement_of(const Row& r) { return r.variant.collective == Collective::broadcast ? 1 : 0; }
+
+std::vector<AutomaticAtSize> automatic_against_fastest(const std::vector<Row>& rows) {
+  std::map<std::pair<std::string, std::size_t>, AutomaticAtSize> at;
+  for (const Row& r : rows) {
+    const int pl = placement_of(r);
+    if (r.variant.nccl || r.variant.programs || !r.place[pl].ran) continue;
+    AutomaticAtSize& a = at[{r.block, r.bytes}];
+    a.block = r.block;
+    a.bytes = r.bytes;
+    if (is_automatic(r.variant)) {
+      a.automatic = &r;
+      continue;
+    }
+    if (!a.fastest || r.place[pl].us < a.fastest->place[pl].us) a.fastest = &r;
+    if (r.place[pl].graph_us > 0 && (!a.fastest_graph || r.place[pl].graph_us < a.fastest_graph->place[pl].graph_us)) {
+      a.fastest_graph = &r;
+    }
+  }
+  std::vector<AutomaticAtSize> out;
+  for (const auto& [key, a] : at) {
+    if (a.automatic && a.fastest) out.push_back(a);
+  }
+  return out;
+}
+
+// The variant names without "iris ": what automatic's tables in ccl.cpp are written in.
+std::string short_label(const Row& r) {
+  const std::string l = r.variant.label();
+  return l.rfind("iris ", 0) == 0 ? l.substr(5) : l;
+}
+
+// After a table with automatic and other iris variants in it: per size, automatic (and
+// what it picked) against the fastest other variant, with the sizes where it is more than
+// 5% slower marked; then the fastest variant size by size, runs of one variant taken
+// together: where the crossovers of automatic's tables (ccl.cpp's kSmallUpTo, kLlUpTo,
+// kTwoShotLlUpTo) lie on this machine, for moving their rows.
+void print_automatic_against_fastest(const std::vector<Row>& rows, const std::string& block) {
+  std::vector<AutomaticAtSize> sizes;
+  for (const AutomaticAtSize& a : automatic_against_fastest(rows)) {
+    if (a.block == block) sizes.push_back(a);
+  }
+  if (sizes.empty()) return;
+  const int pl = placement_of(*sizes.front().automatic);
+  std::printf("# %s: automatic against the fastest other variant (%s): size, what automatic ran, its time, the "
+              "fastest, its time, automatic time / fastest time; in a graph the same\n",
+              block.c_str(), pl ? "in place" : "out of place");
+  int slower = 0;
+  for (const AutomaticAtSize& a : sizes) {
+    const Measurement& m = a.automatic->place[pl];
+    const double eager = m.us / a.fastest->place[pl].us;
+    std::printf("#   %10s  -> %-14s %9.2f us  %-16s %9.2f us  %5.2fx", format_bytes(a.bytes).c_str(),
+                a.automatic->picked.c_str(), m.us, short_label(*a.fastest).c_str(), a.fastest->place[pl].us, eager);
+    bool late = eager > kAutomaticSlack;
+    if (a.fastest_graph && m.graph_us > 0) {
+      const double graph = m.graph_us / a.fastest_graph->place[pl].graph_us;
+      std::printf("   graph %8.2f us  %-16s %8.2f us  %5.2fx", m.graph_us, short_label(*a.fastest_graph).c_str(),
+                  a.fastest_graph->place[pl].graph_us, graph);
+      late = late || graph > kAutomaticSlack;
+    }
+    std::printf("%s\n", late ? "   more than 5% slower" : "");
+    slower += late;
+  }
+  if (slower) {
+    std::printf("# automatic was more than 5%% slower than the fastest variant at %d of %zu sizes\n", slower, sizes.size());
+  } else {
+    std::printf("# automatic was within 5%% of the fastest variant at every size\n");
+  }
+  // The fastest variant size by size (in a graph where timed there: the launch cost is
+  // the same for every variant), runs of one taken together.
+  std::string line, last;
+  std::size_t from = 0, to = 0;
+  const auto flush = [&] {
+    if (last.empty()) return;
+    line += (line.empty() ? "" : ", ") + last + " " + format_bytes(from) + (from == to ? "" : " - " + format_bytes(to));
+  };
+  for (const AutomaticAtSize& a : sizes) {
+    const Row& f = a.fastest_graph ? *a.fastest_graph : *a.fastest;
+    const std::string name = short_label(f);
+    if (name != last) {
+      flush();
+      last = name;
+      from = a.bytes;
+    }
+    to = a.bytes;
+  }
+  flush();
+  std::printf("# fastest%s, size by size: %s\n", sizes.front().fastest_graph ? " in a graph" : "", line.c_str());
+}
+
 nlohmann::json measurement_json(const Measurement& m, const Row& r, int world) {
   if (!m.ran) return {{"ran", false}, {"why_not", m.why_not}};
   const double algbw = static_cast<double>(r.bytes) / (m.us * 1e-6) / 1e9;
@@ -593,6 +698,10 @@ int run_ccl(const CclBenchOptions& o) {
             }
           }
           if (me == 0) print_not_run(rows, first_row);
+          if (me == 0) {
+            print_automatic_against_fastest(
+                std::vector<Row>(rows.begin() + static_cast<std::ptrdiff_t>(first_row), rows.end()), block);
+          }
           if (me == 0 && nccl) {
             print_against_nccl(std::vector<Row>(rows.begin() + static_cast<std::ptrdiff_t>(first_row), rows.end()),
                                block);
@@ -648,6 +757,22 @@ int run_ccl(const CclBenchOptions& o) {
       if (r.variant.programs) row["programs"] = r.variant.programs;
       if (!r.variant.nccl && r.variant.collective != Collective::all_reduce) row["route"] = ccl::name(r.variant.route);
       js["rows"].push_back(row);
+    }
+    js["automatic"] = nlohmann::json::array();
+    for (const AutomaticAtSize& a : automatic_against_fastest(rows)) {
+      const int pl = placement_of(*a.automatic);
+      nlohmann::json at = {{"block", a.block},
+                           {"bytes", a.bytes},
+                           {"picked", a.automatic->picked},
+                           {"time_us", a.automatic->place[pl].us},
+                           {"fastest", short_label(*a.fastest)},
+                           {"fastest_us", a.fastest->place[pl].us}};
+      if (a.fastest_graph && a.automatic->place[pl].graph_us > 0) {
+        at["graph_time_us"] = a.automatic->place[pl].graph_us;
+        at["graph_fastest"] = short_label(*a.fastest_graph);
+        at["graph_fastest_us"] = a.fastest_graph->place[pl].graph_us;
+      }
+      js["automatic"].push_back(at);
     }
     write_json(o.json_path, js);
   }

@@ -27,5 +27,10 @@ else:
 assert ran, "no case ran"
 assert all(p["wrong"] == 0 and p["time_us"] > 0 for p in ran), "a case is wrong or has no time"
 assert seen == want, f"measured: {sorted(seen)}"
+if cmd == "ccl":
+    # all_reduce runs automatic beside every algorithm: each size has automatic against the fastest.
+    auto = [a for a in d["automatic"] if a["block"].startswith("all_reduce")]
+    assert auto, "no automatic-against-fastest entry for all_reduce"
+    assert all(a["picked"] and a["fastest"] and a["time_us"] > 0 and a["fastest_us"] > 0 for a in auto), auto
 print(f"check_bench {cmd}: {len(rows)} rows, {len(ran)} cases checked and timed, JSON and SVG parse")
 PY
