@@ -5,9 +5,9 @@
 // contexts, heap mappings and module loads included). The library's retain and release
 // pairs are unchanged: the suite only holds one more reference.
 //
-// Tests that end kernels or jobs on purpose (Failures, RuntimeSetup), and any test that
-// failed, get fresh contexts after them: a kernel that trapped leaves its context
-// unusable. IRIS_TEST_FRESH_CONTEXTS=1 turns this off (every job creates its own, as a
+// Tests that end kernels or jobs on purpose (Failures, RuntimeSetup) run without them,
+// and any test that failed gets fresh ones after it: a kernel that trapped leaves its
+// context unusable. IRIS_TEST_FRESH_CONTEXTS=1 turns this off (every job creates its own, as a
 // program using libiris once would).
 #include <gtest/gtest.h>
 
@@ -37,13 +37,21 @@ class SuiteContexts : public ::testing::Environment {
   }
   void TearDown() override { release(); }
 
-  // After each test: fresh contexts where it may have left them unusable.
+  // The tests that end kernels or jobs on purpose run without the suite's contexts (a
+  // child process of theirs then finds every GPU as a lone program would, whatever its
+  // compute mode); after them, and after any test that failed, fresh ones.
+  void before(const ::testing::TestInfo& test) {
+    if (held_ && on_purpose(test)) release();
+  }
   void after(const ::testing::TestInfo& test) {
-    if (held_ == 0) return;
-    const std::string suite = test.test_suite_name();
-    if (test.result()->Failed() || suite == "Failures" || suite == "RuntimeSetup") {
-      release();
+    if (devices_ == 0 || (held_ && !test.result()->Failed())) return;
+    release();
+    try {
       retain();
+    } catch (const std::exception& e) {
+      release();
+      devices_ = 0;
+      std::fprintf(stderr, "[gpu suite] contexts no longer kept across tests: %s\n", e.what());
     }
   }
 
@@ -59,12 +67,18 @@ class SuiteContexts : public ::testing::Environment {
     held_ = 0;
   }
 
+  static bool on_purpose(const ::testing::TestInfo& test) {
+    const std::string suite = test.test_suite_name();
+    return suite == "Failures" || suite == "RuntimeSetup";
+  }
+
   int devices_ = 0, held_ = 0;
 };
 
 class AfterEachTest : public ::testing::EmptyTestEventListener {
  public:
   explicit AfterEachTest(SuiteContexts* contexts) : contexts_(contexts) {}
+  void OnTestStart(const ::testing::TestInfo& test) override { contexts_->before(test); }
   void OnTestEnd(const ::testing::TestInfo& test) override { contexts_->after(test); }
 
  private:

@@ -21,7 +21,8 @@ import "ccl/common.iris";
 // one_shot_push. STAGE 0: the epoch; 1: + load src, store dst; 2: + store into the
 // peers' scratch; 3: + fence; 4: + tell (fence, flags); 5: + hear, reduce (the whole
 // call, without call words); 6: the epoch, tell and hear alone (a flag round, no data);
-// 7: the whole call with its call words (announce, agree).
+// 7: the whole call with its call words (announce; agree between tell and hear, as the
+// library places it).
 kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int = 2, STAGE: int = 0>(
     src: tensor<T>[N],
     dst: tensor<T>[N],
@@ -46,8 +47,8 @@ kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int 
         }
         if STAGE == 3 { fence(); }
         if STAGE >= 4 { tell(flags, 0, e); }
-        if STAGE >= 5 { hear(flags, 0, e); }
         if STAGE == 7 { agree(flags, PMAX * world, program, e, call); }
+        if STAGE >= 5 { hear(flags, 0, e); }
         if STAGE == 5 || STAGE == 7 {
             for i in blocks(N, B) {
                 let j = i - (start(i) / B - start(i) / B / P) * B;

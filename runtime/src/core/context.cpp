@@ -195,8 +195,9 @@ void Context::launch_raw(const Kernel& kernel, const LaunchConfig& cfg, void** a
               kernel.name());
   } catch (const Error& e) {
     // A backend that runs the kernel as it launches it (the host backend) ends a
-    // deadlocked wait here, having recorded it: say what the wait was part of, as
-    // synchronize() does for a wait that gave up.
+    // deadlocked wait here, having recorded it (fault 4): say what the wait was part
+    // of, as synchronize() does for a wait that gave up. Other launch errors carry
+    // nothing of an earlier wait.
     const std::string why = impl_->explain_recorded();
     if (why.empty()) throw;
     throw Error(e.what() + why);

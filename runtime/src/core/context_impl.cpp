@@ -204,7 +204,7 @@ std::string Context::Impl::explain(const device::WaitFault& f) const {
 
 std::string Context::Impl::explain_recorded() const {
   const unsigned fault = __atomic_load_n(&control->fault, __ATOMIC_ACQUIRE);
-  return fault == 2 || fault == 3 ? explain(control->wait) : std::string();
+  return fault == 4 ? explain(control->wait) : std::string();
 }
 
 void Context::Impl::mark_stuck(const std::string& why) {

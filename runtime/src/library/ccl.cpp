@@ -386,10 +386,12 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   if (a == Algorithm::two_shot_push) {  // rounds: a block to each rank
     args.push_back(group_of(W * kBlockBytes, n * es >= kLargeGroupsFrom ? kLargeGroupBytes : kGroupBytes));
   }
-  args.push_back(std::int64_t{pk.notes->note(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op))});
+  const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op));
+  args.push_back(std::int64_t{call});
   args.push_back(paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
+  pk.notes->note(call, n);
   pk.in->program.launch(pk.in->kernel, args, s);
 }
 
@@ -476,12 +478,12 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
   const std::size_t W = static_cast<std::size_t>(ctx.world());
   // Two shot: a row holds ceil(mine / world) blocks, mine a program's blocks of n.
   const std::size_t row_of = two ? ceil_div(ceil_div(ceil_div(n, pk.B), pk.P), W) * pk.B * pk.P : n;
-  const std::uint32_t call = pk.notes->note(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op));
-  pk.in->program.launch(pk.in->kernel,
-                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
-                         buffer(dst, dt, {len}), static_cast<std::int64_t>(op), std::int64_t{call},
-                         paired_words(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)},
-                        s);
+  const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op));
+  const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
+                              buffer(dst, dt, {len}), static_cast<std::int64_t>(op), std::int64_t{call},
+                              paired_words(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)};
+  pk.notes->note(call, n);
+  pk.in->program.launch(pk.in->kernel, args, s);
 }
 
 }  // namespace
@@ -543,10 +545,11 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     // The input is read while every rank adds into the (zeroed) output.
     if (src == dst) src = staged_input(ctx, src, bytes, s);
     ctx.zero_async(dst, bytes, s);
-    const std::uint32_t call = grid_notes(ctx, in, dt).note(Collective::all_reduce, static_cast<unsigned>(a), dt, n,
-                                                            static_cast<int>(o.op));
-    in.program.launch(in.kernel,
-                      {buffer(src, dt, {len}), buffer(dst, dt, {len}), std::int64_t{call}, state_arg(in), sync_arg(ctx, in)}, s);
+    const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(o.op));
+    const std::vector<Arg> args{buffer(src, dt, {len}), buffer(dst, dt, {len}), std::int64_t{call}, state_arg(in),
+                                sync_arg(ctx, in)};
+    grid_notes(ctx, in, dt).note(call, n);
+    in.program.launch(in.kernel, args, s);
     return;
   }
   if (in_words(a)) {
@@ -562,12 +565,11 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
                           type_defines(dt, true));
   // One shot: peers read the input while this rank writes the output.
   if (one && src == dst) src = staged_input(ctx, src, bytes, s);
-  const std::uint32_t call =
-      grid_notes(ctx, in, dt).note(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(o.op));
-  in.program.launch(in.kernel,
-                    {buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op), std::int64_t{call},
-                     state_arg(in), sync_arg(ctx, in)},
-                    s);
+  const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(o.op));
+  const std::vector<Arg> args{buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op),
+                              std::int64_t{call}, state_arg(in), sync_arg(ctx, in)};
+  grid_notes(ctx, in, dt).note(call, n);
+  in.program.launch(in.kernel, args, s);
 }
 
 namespace {
@@ -588,11 +590,11 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   if (route == Route::ll) {
     require_ll(what, dt, bytes);
     const Paired pk = paired_ll(ctx, gather ? dsl::ccl_ll::all_gather_ll : dsl::ccl_ll::all_to_all_ll, dt, o.programs, blocks);
-    const std::uint32_t call = pk.notes->note(collective, static_cast<unsigned>(route), dt, n * W);
-    pk.in->program.launch(pk.in->kernel,
-                          {in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
-                           paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)},
-                          stream_of(ctx, o));
+    const std::uint32_t call = call_descriptor(collective, static_cast<unsigned>(route), dt, n * W);
+    const std::vector<Arg> args{in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
+                                paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
+    pk.notes->note(call, n * W);
+    pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
     return;
   }
   const bool staged = route == Route::staged;
@@ -600,11 +602,13 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   const dsl::DslKernel& kernel = gather ? (staged ? dsl::ccl_all_gather::all_gather_via_scratch : dsl::ccl_all_gather::all_gather)
                                         : (staged ? dsl::ccl_all_to_all::all_to_all_via_scratch : dsl::ccl_all_to_all::all_to_all);
   const Paired pk = paired(ctx, kernel, dt, false, o.programs, blocks);
+  const std::uint32_t call = call_descriptor(collective, static_cast<unsigned>(route), dt, n * W);
   std::vector<Arg> args{in, staged ? Arg::device_buffer(dst, dt, dst_shape, bytes) : buffer(dst, dt, dst_shape),
-                        std::int64_t{pk.notes->note(collective, static_cast<unsigned>(route), dt, n * W)}};
+                        std::int64_t{call}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
+  pk.notes->note(call, n * W);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
@@ -627,12 +631,12 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
                                 [&](std::size_t B) { return ceil_div(n, B); });
     const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
     const std::uint32_t call =
-        pk.notes->note(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
-    pk.in->program.launch(pk.in->kernel,
-                          {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
-                           Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                           std::int64_t{call}, paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)},
-                          stream_of(ctx, o));
+        call_descriptor(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
+    const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
+                                Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
+                                std::int64_t{call}, paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
+    pk.notes->note(call, n);
+    pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
     return;
   }
   // Staged: two scratch parts used in turn; direct: one.
@@ -642,15 +646,15 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
                      parts == 2 ? "reduce_scatter.staged" : "reduce_scatter");
   const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
   const std::uint32_t call =
-      pk.notes->note(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
-  pk.in->program.launch(pk.in->kernel,
-                        {Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
-                         Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                         group_of(W * kBlockBytes),  // blocks: each to every rank
-                         std::int64_t{call},
-                         paired_scratch(ctx, dt, pk, parts * W, ceil_div(ceil_div(n, pk.B), pk.P)),
-                         pk.state(), pk.flags(ctx)},
-                        stream_of(ctx, o));
+      call_descriptor(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
+  const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
+                              Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
+                              group_of(W * kBlockBytes),  // blocks: each to every rank
+                              std::int64_t{call},
+                              paired_scratch(ctx, dt, pk, parts * W, ceil_div(ceil_div(n, pk.B), pk.P)),
+                              pk.state(), pk.flags(ctx)};
+  pk.notes->note(call, n);
+  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
@@ -683,11 +687,11 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
     const Paired pk = paired_ll(ctx, relay ? dsl::ccl_ll::broadcast_ll_relay : dsl::ccl_ll::broadcast_ll, dt, o.programs,
                                 [&](std::size_t B) { return ceil_div(n, B); });
     pk.notes->root_only = true;
-    const std::uint32_t call = pk.notes->note(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
-    pk.in->program.launch(pk.in->kernel,
-                          {buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
-                           paired_words(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)},
-                          stream_of(ctx, o));
+    const std::uint32_t call = call_descriptor(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
+    const std::vector<Arg> args{buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
+                                paired_words(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)};
+    pk.notes->note(call, n);
+    pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
     return;
   }
   const bool staged = route == Route::staged;
@@ -708,11 +712,12 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
       C > 1 ? "broadcast.pairs" : "", staged ? 0 : kBroadcastDirectPrograms, staged ? kBlockBytes : 4 * kBlockBytes);
   const std::int64_t len = static_cast<std::int64_t>(n);
   pk.notes->root_only = staged;
-  std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root},
-                        std::int64_t{pk.notes->note(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root)}};
+  const std::uint32_t call = call_descriptor(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
+  std::vector<Arg> args{buffer(x, dt, {len}), std::int64_t{root}, std::int64_t{call}};
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
+  pk.notes->note(call, n);
   pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
 }
 

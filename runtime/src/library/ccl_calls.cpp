@@ -126,7 +126,11 @@ std::string CallBook::explain(const void* where, std::uint64_t expected, const C
   for (const auto& [channel, n] : channels) {
     std::string peer;
     std::size_t program = 0;
-    std::uint64_t epoch = 0;  // the call's, where the wait was for a call word
+    // The call's epoch and descriptor where the wait says them (a call word holds both;
+    // a grid kernel's arrival and departure flags the epoch): the call that waited,
+    // where the channel's notes may already hold later calls queued behind it.
+    std::uint64_t epoch = 0;
+    std::uint32_t call = n.call;
     if (n.flags && w >= n.flags && w < n.flags + kPairedPoints * n.pmax * W) {
       const std::size_t i = static_cast<std::size_t>(w - n.flags);
       program = i % (n.pmax * W) / W;
@@ -134,7 +138,9 @@ std::string CallBook::explain(const void* where, std::uint64_t expected, const C
       if (i / (n.pmax * W) >= kCallPoint) {
         peer += "'s call word";
         epoch = expected >> 32;
+        call = static_cast<std::uint32_t>(expected);
       } else {
+        if (n.grid) epoch = expected;
         // The same point's flags of every rank: who had come this far.
         std::vector<std::uint64_t> seen(W);
         if (read(n.flags + (i - i % W), seen.data(), W * sizeof(std::uint64_t))) {
@@ -170,7 +176,9 @@ std::string CallBook::explain(const void* where, std::uint64_t expected, const C
       Differences mine = calls_that_differ(n, world, rank, program, read, epoch);
       if (!mine.differ.empty() || d.absent.empty()) d = mine;
     }
-    return "in iris::ccl::" + call_text(n.call, n.count) + ", this rank's call " + std::to_string(n.calls) +
+    // Program 0's (and a grid kernel's) epoch counts the channel's calls.
+    const std::uint64_t number = epoch && program == 0 ? epoch : n.calls;
+    return "in iris::ccl::" + call_text(call, call == n.call ? n.count : 0) + ", this rank's call " + std::to_string(number) +
            " of its kernel '" + channel + "': it waited for " + peer + d.differ + d.absent +
            "; every rank must make the same collective calls, in the same order";
   }

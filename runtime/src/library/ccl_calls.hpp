@@ -26,7 +26,7 @@ std::uint32_t call_descriptor(Collective c, unsigned how, DType dt, std::size_t 
 
 // A channel's flags (ccl.cpp's paired kernels; an all_reduce instance's `sync`): points
 // of PMAX world flags, program p's flags of a point at p world; points 3 and 4 hold the
-// call words of odd and even epochs (dsl/ccl/common.iris).
+// call words of even and odd epochs (point 3 + e % 2: dsl/ccl/common.iris).
 constexpr std::size_t kPairedPoints = 5;
 constexpr std::size_t kCallPoint = 3;
 
@@ -48,12 +48,12 @@ struct ChannelNotes {
   std::size_t count = 0;     // its elements
   std::uint64_t calls = 0;   // this rank's calls on the channel
 
-  // Notes a call on the channel and gives its descriptor.
-  std::uint32_t note(Collective c, unsigned how, DType dt, std::size_t elements, int op = -1, int root = -1) {
-    call = call_descriptor(c, how, dt, elements, op, root);
+  // Notes a call (its call_descriptor) on the channel, once its arguments are made and
+  // just before its launch.
+  void note(std::uint32_t descriptor, std::size_t elements) {
+    call = descriptor;
     count = elements;
     ++calls;
-    return call;
   }
 };
 

@@ -16,7 +16,7 @@
 namespace iris::library {
 
 // Flags per rank in an instance's `sync`: arrival and departure (dsl/ccl/common.iris),
-// one unused, then the call words of odd and even epochs of all_reduce's grid kernels,
+// one unused, then the call words of even and odd epochs of all_reduce's grid kernels,
 // so that the flags lie as one program's of a paired collective's (library/ccl_calls.hpp).
 constexpr std::size_t kSyncPerRank = 5;
 

@@ -135,8 +135,8 @@ std::string describe_deadlock(Job& job) {
   return s;
 }
 
-// Records a wait in the rank's control block (fault 2: it gave up, or it is part of a
-// deadlock; 3: the abort ended it), unless another wait of this rank got there first, as
+// Records a wait in the rank's control block (fault 2: it gave up; 3: the abort ended
+// it; 4: it is part of a deadlock), unless another wait of this rank got there first, as
 // device code records its own: the host then says what the wait was part of (the
 // libraries' Context::explain_waits) whichever way it ended.
 void record_wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, u64 seen, u64 waited,
@@ -235,10 +235,10 @@ u64 wait(const device::Context& ctx, const Flag& flag, Cmp cmp, u64 value, const
     const auto now = clock::now();
     const u64 waited = static_cast<u64>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - start).count());
     const auto record = [&](unsigned fault) { record_wait(ctx, flag, cmp, value, seen, waited, site, block, fault); };
-    // A deadlock is this wait's end too: recorded as one that gave up, so that the error
-    // says what the wait was part of, as after a timeout.
+    // A deadlock is this wait's end too: recorded (fault 4), so that the launch's error
+    // says what the wait was part of, as a timeout's does.
     const auto deadlock = [&] {
-      record(2u);
+      record(4u);
       throw DeadlockError(job.deadlock);
     };
     if (job.dead.load()) {

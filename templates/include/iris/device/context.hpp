@@ -31,7 +31,9 @@ struct WaitFault {
 struct Control {
   unsigned abort;  // nonzero: device waits stop waiting (a rank failed, or a wait gave up)
   unsigned fault;  // 0: none; 1: being written; 2: `wait` describes a wait that gave up;
-                   // 3: `wait` describes a wait that the abort ended (what a peer's failure found)
+                   // 3: `wait` describes a wait that the abort ended (what a peer's failure found);
+                   // 4: `wait` describes a wait the host backend found deadlocked (the launch
+                   // that ran it threw; nothing gave up on the device)
   WaitFault wait;
 };
 
