@@ -126,6 +126,33 @@ TEST_F(Failures, CollectiveOneRankSkipsNamesTheCallAndTheRank) {
   EXPECT_TRUE(has(e, "every rank must make the same collective calls")) << e;
 }
 
+// The same with all_reduce's grid form (arrival and departure flags over the whole grid)
+// at 3 ranks, rank 2 skipping: the ranks that came name it, and the call they made,
+// though their other programs may have gone on past the wait that gave up.
+TEST_F(Failures, GridCollectiveOneRankSkipsNamesTheRank) {
+  const Outcome r = run_failing(3, 1.0, [](Context& ctx) {
+    auto x = ctx.ones<float>(std::size_t{1000});
+    auto y = ctx.zeros<float>(std::size_t{1000});
+    ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, ccl::Algorithm::two_shot, nullptr});  // sets up on every rank
+    ctx.synchronize();
+    ctx.barrier();
+    if (ctx.rank() != 2) {
+      ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::max, ccl::Algorithm::two_shot, nullptr});
+      ctx.synchronize();
+    } else {
+      std::this_thread::sleep_for(std::chrono::seconds(4));
+    }
+    ctx.barrier();
+  });
+  EXPECT_EQ(r.rc, 1);
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string& e = r.errors[static_cast<std::size_t>(rank)];
+    EXPECT_TRUE(has(e, "iris::ccl::all_reduce of 1000 f32 elements (max, two_shot), this rank's call 2")) << e;
+    EXPECT_TRUE(has(e, "rank 2 had not come to this call here")) << e;
+    EXPECT_FALSE(has(e, "ranks 1, 2 had not come") || has(e, "ranks 0, 2 had not come")) << e;
+  }
+}
+
 // Collectives called differently on the two ranks: each rank's call checks its peers'
 // call words, so instead of a wrong result every rank ends in an error that names both
 // calls (the rank that returned, broadcast's root, through its peer's failure). `setup`
