@@ -8,6 +8,7 @@
 #include <memory>
 #include <map>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -280,6 +281,14 @@ ChannelNotes& grid_notes(Context& ctx, const Instance& in, DType dt) {
   return n;
 }
 
+// Notes a call on its channel, then launches it: every argument is made by then, so
+// the notes (what a wait that gives up names) never count a call that did not start.
+void launch_call(const Instance& in, ChannelNotes& notes, std::uint32_t call, std::size_t count,
+                 std::span<const Arg> args, Stream s) {
+  notes.note(call, count);
+  in.program.launch(in.kernel, args, s);
+}
+
 // `work`: a function of B giving how many blocks the busiest rank's programs walk.
 // `channel`: the kernel, and any define that changes its scratch layout. `block_bytes`:
 // a block's bytes where they are not kBlockBytes (broadcast's direct route, the ll kernels).
@@ -391,8 +400,7 @@ void all_reduce_push(Context& ctx, DType dt, const void* src, void* dst, std::si
   args.push_back(paired_scratch(ctx, dt, pk, rows, one ? mine : ceil_div(mine, W)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  pk.notes->note(call, n);
-  pk.in->program.launch(pk.in->kernel, args, s);
+  launch_call(*pk.in, *pk.notes, call, n, args, s);
 }
 
 // The data-and-flag words of a paired kernel: PMAX * `rows` rows of a program's blocks
@@ -482,8 +490,7 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
   const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
                               buffer(dst, dt, {len}), static_cast<std::int64_t>(op), std::int64_t{call},
                               paired_words(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)};
-  pk.notes->note(call, n);
-  pk.in->program.launch(pk.in->kernel, args, s);
+  launch_call(*pk.in, *pk.notes, call, n, args, s);
 }
 
 }  // namespace
@@ -548,8 +555,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(o.op));
     const std::vector<Arg> args{buffer(src, dt, {len}), buffer(dst, dt, {len}), std::int64_t{call}, state_arg(in),
                                 sync_arg(ctx, in)};
-    grid_notes(ctx, in, dt).note(call, n);
-    in.program.launch(in.kernel, args, s);
+    launch_call(in, grid_notes(ctx, in, dt), call, n, args, s);
     return;
   }
   if (in_words(a)) {
@@ -568,8 +574,7 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
   const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(o.op));
   const std::vector<Arg> args{buffer(src, dt, {len}), buffer(dst, dt, {len}), static_cast<std::int64_t>(o.op),
                               std::int64_t{call}, state_arg(in), sync_arg(ctx, in)};
-  grid_notes(ctx, in, dt).note(call, n);
-  in.program.launch(in.kernel, args, s);
+  launch_call(in, grid_notes(ctx, in, dt), call, n, args, s);
 }
 
 namespace {
@@ -593,8 +598,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
     const std::uint32_t call = call_descriptor(collective, static_cast<unsigned>(route), dt, n * W);
     const std::vector<Arg> args{in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
                                 paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
-    pk.notes->note(call, n * W);
-    pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+    launch_call(*pk.in, *pk.notes, call, n * W, args, stream_of(ctx, o));
     return;
   }
   const bool staged = route == Route::staged;
@@ -608,8 +612,7 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2 * W, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  pk.notes->note(call, n * W);
-  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+  launch_call(*pk.in, *pk.notes, call, n * W, args, stream_of(ctx, o));
 }
 
 }  // namespace
@@ -635,8 +638,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
     const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                                 Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
                                 std::int64_t{call}, paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
-    pk.notes->note(call, n);
-    pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+    launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
     return;
   }
   // Staged: two scratch parts used in turn; direct: one.
@@ -653,8 +655,7 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
                               std::int64_t{call},
                               paired_scratch(ctx, dt, pk, parts * W, ceil_div(ceil_div(n, pk.B), pk.P)),
                               pk.state(), pk.flags(ctx)};
-  pk.notes->note(call, n);
-  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+  launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
 }
 
 void all_to_all(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, const Options& o) {
@@ -690,8 +691,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
     const std::uint32_t call = call_descriptor(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
     const std::vector<Arg> args{buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
                                 paired_words(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)};
-    pk.notes->note(call, n);
-    pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+    launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
     return;
   }
   const bool staged = route == Route::staged;
@@ -717,8 +717,7 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   if (staged) args.push_back(paired_scratch(ctx, dt, pk, 2, ceil_div(ceil_div(n, pk.B), pk.P)));
   args.push_back(pk.state());
   args.push_back(pk.flags(ctx));
-  pk.notes->note(call, n);
-  pk.in->program.launch(pk.in->kernel, args, stream_of(ctx, o));
+  launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
 }
 
 }  // namespace detail
