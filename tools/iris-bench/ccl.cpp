@@ -310,11 +310,15 @@ void print_not_run(const std::vector<Row>& rows, std::size_t first) {
   }
 }
 
+// Where a row's times are compared: out of place, in place for broadcast (which has
+// only that).
+int placement_of(const Row& r) { return r.variant.collective == Collective::broadcast ? 1 : 0; }
+
 // After a table with NCCL in it: per size, the fastest iris variant against NCCL in the
 // same placement (out of place; in place for broadcast).
 void print_against_nccl(const std::vector<Row>& rows, const std::string& block) {
   std::map<std::size_t, std::pair<const Row*, const Row*>> best;  // bytes -> (iris, NCCL)
-  const int pl = rows.empty() || rows.front().variant.collective != Collective::broadcast ? 0 : 1;
+  const int pl = rows.empty() ? 0 : placement_of(rows.front());
   for (const Row& r : rows) {
     if (r.block != block || !r.place[pl].ran) continue;
     auto& [iris, nccl] = best[r.bytes];
@@ -374,7 +378,6 @@ constexpr double kAutomaticSlack = 1.05;
 bool is_automatic(const Variant& v) {
   return v.collective == Collective::all_reduce ? v.algorithm == ccl::Algorithm::automatic : v.route == ccl::Route::automatic;
 }
-int placement_of(const Row& r) { return r.variant.collective == Collective::broadcast ? 1 : 0; }
 
 std::vector<AutomaticAtSize> automatic_against_fastest(const std::vector<Row>& rows) {
   std::map<std::pair<std::string, std::size_t>, AutomaticAtSize> at;
@@ -419,8 +422,8 @@ void print_automatic_against_fastest(const std::vector<Row>& rows, const std::st
   if (sizes.empty()) return;
   const int pl = placement_of(*sizes.front().automatic);
   std::printf("# %s: automatic against the fastest other variant (%s): size, what automatic ran, its time, the "
-              "fastest, its time, automatic time / fastest time; in a graph the same\n",
-              block.c_str(), pl ? "in place" : "out of place");
+              "fastest, its time, automatic time / fastest time%s\n",
+              block.c_str(), pl ? "in place" : "out of place", sizes.front().fastest_graph ? "; in a graph the same" : "");
   int slower = 0;
   for (const AutomaticAtSize& a : sizes) {
     const Measurement& m = a.automatic->place[pl];
