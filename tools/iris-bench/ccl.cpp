@@ -687,7 +687,26 @@ int run_ccl(const CclBenchOptions& o) {
                 m.why_not = unsupported(v, c, pl == 1);
                 if (!m.why_not.empty()) continue;
                 c.seed = ++calls * 0x9e3779b97f4a7c15ull;
-                m.wrong = check(ctx, nccl.get(), v, c, pl == 1, a, b);
+                // A variant the library refuses on every rank (too few programs for
+                // the size, say) is an n/a cell with the library's reason, and the
+                // sweep goes on; refused on some ranks only, it ends the run.
+                std::string refused;
+                try {
+                  m.wrong = check(ctx, nccl.get(), v, c, pl == 1, a, b);
+                } catch (const Error& e) {
+                  refused = e.what();
+                }
+                const std::vector<double> refusals = ctx.all_gather(refused.empty() ? 0.0 : 1.0);
+                const auto n_refused = std::count(refusals.begin(), refusals.end(), 1.0);
+                if (n_refused == static_cast<long>(refusals.size())) {
+                  m.why_not = refused;
+                  continue;
+                }
+                if (n_refused > 0) {
+                  throw Error(refused.empty() ? v.label() + ": refused by " + std::to_string(n_refused) + " of " +
+                                                    std::to_string(refusals.size()) + " ranks, not by this one"
+                                              : refused);
+                }
                 const Placement p = placement(c, pl == 1, me, a, b);
                 m.us = batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters, &m.host_us);
                 if (graph) m.graph_us = graph_batch_us(ctx, [&] { enqueue(ctx, nccl.get(), v, c, p); }, o.warmup, o.iters);

@@ -163,7 +163,8 @@ void sum_rows_by_copies(Context& ctx, const char* what, const Gemm& g, const Opt
   const std::size_t es = dtype_size(g.dtype), row_bytes = static_cast<std::size_t>(g.n) * es,
                     block = static_cast<std::size_t>(mr) * row_bytes, flag_bytes = static_cast<std::size_t>(pieces * world) * 8;
   auto* r = static_cast<char*>(library::scratch(ctx, "ops.slabs", static_cast<std::size_t>(world) * block));
-  auto* staged = static_cast<char*>(library::scratch(ctx, "ops.copied_rows", static_cast<std::size_t>(std::max(1, world - 1)) * block));
+  // One block a peer (none on one rank: nothing is copied).
+  auto* staged = static_cast<char*>(library::scratch(ctx, "ops.copied_rows", static_cast<std::size_t>(world - 1) * block));
   auto* flags = static_cast<std::uint64_t*>(library::scratch(ctx, "ops.copy_flags", flag_bytes));
   std::uint64_t* one = library::constant_words(ctx, "ops.gather_ones", 2, 1);
   Instance& sum = instance(ctx, dsl::ops_matmul_reduce_scatter::matmul_sum_slabs, gemm_defines(g, o));
