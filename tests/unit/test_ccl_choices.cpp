@@ -26,9 +26,9 @@ TEST(CclChoices, AllReduceBySizeAndWorld) {
   EXPECT_EQ(pick(256 * KiB + 1, 8), Algorithm::two_shot_push);
   EXPECT_EQ(pick(4 * MiB, 4), Algorithm::two_shot_push);
   EXPECT_EQ(pick(256 * MiB, 8), Algorithm::two_shot_push);
-  // At 2 ranks both move the same data; one_shot_push won at 1 MiB.
-  EXPECT_EQ(pick(1 * MiB, 2), Algorithm::one_shot_push);
-  EXPECT_EQ(pick(1 * MiB + 1, 2), Algorithm::two_shot_push);
+  // At 2 ranks both move the same data; one_shot_push won to 4 MiB.
+  EXPECT_EQ(pick(4 * MiB, 2), Algorithm::one_shot_push);
+  EXPECT_EQ(pick(4 * MiB + 1, 2), Algorithm::two_shot_push);
   EXPECT_EQ(pick(1 * MiB, 1), Algorithm::one_shot_push);
   // An explicit algorithm is kept.
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::ring, 8, 4, DType::f32, ReduceOp::max), Algorithm::ring);
@@ -70,7 +70,8 @@ TEST(CclChoices, DataAndFlagWordsAtTwoRanks) {
   EXPECT_EQ(ar(512 * KiB + 1, DType::bf16), Algorithm::one_shot_push);
   EXPECT_EQ(ar(8, DType::i64), Algorithm::one_shot_push);
   // At 2 ranks two shots store what one does, in two trips: two_shot_ll is never picked.
-  EXPECT_EQ(ar(1 * MiB + 1, DType::bf16), Algorithm::two_shot_push);
+  EXPECT_EQ(ar(1 * MiB + 1, DType::bf16), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(4 * MiB + 1, DType::bf16), Algorithm::two_shot_push);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 1 * MiB, 2, DType::bf16), Route::ll);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 1 * MiB + 1, 2, DType::bf16), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 1 * MiB, 2, DType::i32), Route::ll);
