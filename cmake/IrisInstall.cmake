@@ -36,9 +36,6 @@ set_target_properties(iris_templates PROPERTIES EXPORT_NAME templates)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/iris ${PROJECT_SOURCE_DIR}/templates/include/iris
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The only compiler header a public header includes (iris/program.hpp).
-install(FILES ${PROJECT_SOURCE_DIR}/compiler/contract/launch_contract.hpp
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/compiler/contract)
 
 # Every static library iris::iris links is in the export set, so linking iris::iris
 # alone brings them all.

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
+#include "compiler/contract/launch_contract.hpp"
 #include "gpu_harness.hpp"
 
 namespace iris::test {

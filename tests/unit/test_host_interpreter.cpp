@@ -17,6 +17,7 @@
 #include "iris/ccl.hpp"
 #include "iris/iris.hpp"
 
+#include "compiler/contract/launch_contract.hpp"
 #include "compiler/driver/compile.hpp"
 
 namespace iris {

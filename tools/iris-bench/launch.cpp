@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compiler/contract/launch_contract.hpp"
 #include "iris/iris.hpp"
 #include "iris/jit.hpp"
 

@@ -6,7 +6,8 @@
 #    API: it neither includes the backend nor calls it;
 #  - libiris reaches the compiler by two doors: compiler/contract/ (to load: the launch
 #    contract, the host code-object format) and compiler/driver/compile.hpp (to compile:
-#    compile, targets, types, toolchains); the host interpreter also reads compiler/tir/.
+#    compile, targets, types, toolchains); the host interpreter also reads compiler/tir/;
+#  - no public header (runtime/include) includes a compiler header.
 # Prints each breach with its file and line, and exits 1 when there is one.
 #   tools/scripts/check_layers.sh [repository root]
 set -uo pipefail
@@ -30,5 +31,7 @@ report "a compiler header other than its two doors (compiler/contract/, compiler
      sed 's|^\./||; s|^\.\./include/|../include/|' |
      grep -vE '#include *"compiler/(contract/[a-z_]+|driver/compile)\.hpp"' |
      grep -vE '^backend/host/[a-z_]+\.(cpp|hpp):[0-9]+: *#include *"compiler/tir/[a-z_]+\.hpp"')"
+report "a public header includes a compiler header (users of libiris include none)" \
+  "$(grep -rnE '#include *"compiler/' --include='*.hpp' ../include | sed 's|^\.\./include/|../include/|')"
 [ "$bad" = 0 ] && echo "check_layers: runtime/src keeps its layers"
 exit "$bad"

@@ -17,9 +17,16 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/contract/launch_contract.hpp"
 #include "iris/context.hpp"
 #include "iris/tensor.hpp"
+
+// The launch contract (compiler/contract/launch_contract.hpp): a Program keeps one per
+// kernel; code that reads them includes that header. No public header includes a
+// compiler header.
+namespace irisc::contract {
+struct Kernel;
+struct Bindings;
+}  // namespace irisc::contract
 
 namespace iris {
 
@@ -81,13 +88,20 @@ class Arg {
 
 class Program {
  public:
-  Program() = default;
+  // Out of line: the contracts' type is complete in program.cpp alone.
+  Program();
+  ~Program();
+  Program(const Program&);
+  Program(Program&&) noexcept;
+  Program& operator=(const Program&);
+  Program& operator=(Program&&) noexcept;
   // Loads an irisc code object (cubin or PTX with an `iris_metadata` launch contract)
   // into `ctx`, and validates the contract once. Throws iris::Error when the code or its
   // contract is not usable.
   Program(Context& ctx, std::span<const std::byte> code, const std::string& name);
 
-  // The launch contracts of the module's kernels (compiler/contract/launch_contract.hpp).
+  // The launch contracts of the module's kernels (include
+  // compiler/contract/launch_contract.hpp to read them).
   const std::vector<irisc::contract::Kernel>& kernels() const { return kernels_; }
   const irisc::contract::Kernel& kernel(const std::string& name) const;
   const Module& module() const { return module_; }

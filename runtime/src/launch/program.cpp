@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "backend/backend.hpp"
+#include "compiler/contract/launch_contract.hpp"
 #include "iris/error.hpp"
 #include "iris/log.hpp"
 #include "iris/tensor_map.hpp"
@@ -103,6 +104,13 @@ Arg Arg::heap_buffer(void* ptr, DType dtype, Shape shape, std::size_t bytes) {
   a.on_heap_ = true;
   return a;
 }
+
+Program::Program() = default;
+Program::~Program() = default;
+Program::Program(const Program&) = default;
+Program::Program(Program&&) noexcept = default;
+Program& Program::operator=(const Program&) = default;
+Program& Program::operator=(Program&&) noexcept = default;
 
 Program::Program(Context& ctx, std::span<const std::byte> code, const std::string& name) : ctx_(&ctx) {
   module_ = ctx.load_module(code, name);
