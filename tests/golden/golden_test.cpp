@@ -15,7 +15,10 @@
 //   KnownBugs                 DISABLED_ repros of compiler bugs (run with
 //                             --gtest_also_run_disabled_tests; enable once fixed)
 // IRIS_GOLDEN_UPDATE=1 makes Golden/GoldenTest rewrite the golden files instead of
-// comparing (tools/scripts/autoupdate_goldens.sh).
+// comparing (tools/scripts/autoupdate_goldens.sh). IRIS_GOLDEN_SOURCE_ONLY=1 stops
+// Samples/SampleCubin and SampleCodeObject at the kernel source (CUDA or HIP C++): irisc's
+// whole part of each compile without NVRTC's and clang's (tools/scripts/sanitize.sh: those
+// are not instrumented, and the plain ctest runs them whole).
 #include "golden_support.hpp"
 
 #include "compiler/contract/launch_contract.hpp"
@@ -370,19 +373,39 @@ std::vector<CubinCase> golden_input_cases() {
 }
 
 // Compiles a case's file for its target to a code object, into *text and *r.
+bool source_only() { return std::getenv("IRIS_GOLDEN_SOURCE_ONLY") != nullptr; }
+
+// Whether the file declares a kernel (a library file such as dsl/ccl/common.iris holds
+// functions only).
+bool has_kernels(const std::string& text) {
+  return text.starts_with("kernel ") || text.find("\nkernel ") != std::string::npos;
+}
+
 void compile_case(const CubinCase& c, std::string* text, irisc::CompileResult* r) {
   *text = read_file(c.file);
   irisc::CompileOptions o;
   std::string err;
   ASSERT_TRUE(apply_args(read_directives(*text).args, o, nullptr, &err)) << err;
   o.target = c.target;
-  o.stop_after = irisc::Stage::code_object;
+  o.stop_after = source_only() ? irisc::Stage::source : irisc::Stage::code_object;
   const irisc::SourceBuffer src(c.file.filename().string(), *text);
   ASSERT_TRUE(compile_no_throw(src, o, r));
   ASSERT_TRUE(r->ok) << c.file << " for " << c.target << ":\n" << r->rendered_diagnostics << r->toolchain_log;
 }
 
+// The kernel source alone (IRIS_GOLDEN_SOURCE_ONLY): made without a diagnostic, with a
+// __global__ function exactly where the file has kernels.
+void expect_source(const CubinCase& c) {
+  std::string text;
+  irisc::CompileResult r;
+  compile_case(c, &text, &r);
+  if (testing::Test::HasFatalFailure()) return;
+  EXPECT_TRUE(r.diagnostics.empty()) << r.rendered_diagnostics;
+  EXPECT_EQ(r.kernel_source.find("__global__") != std::string::npos, has_kernels(text)) << "kernels in the source";
+}
+
 void expect_cubin(const CubinCase& c) {
+  if (source_only()) return expect_source(c);
   std::string why;
   if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC unavailable: " << why;
   std::string text;
@@ -390,9 +413,7 @@ void expect_cubin(const CubinCase& c) {
   compile_case(c, &text, &r);
   if (testing::Test::HasFatalFailure()) return;
   EXPECT_TRUE(r.diagnostics.empty()) << r.rendered_diagnostics;
-  // A library file (dsl/ccl/common.iris) holds functions only: no kernel to enter.
-  const bool has_kernels = text.starts_with("kernel ") || text.find("\nkernel ") != std::string::npos;
-  EXPECT_EQ(r.assembly.find(".entry") != std::string::npos, has_kernels) << "kernel entries in the PTX";
+  EXPECT_EQ(r.assembly.find(".entry") != std::string::npos, has_kernels(text)) << "kernel entries in the PTX";
   EXPECT_TRUE(has_elf_magic(r.code_object)) << "the cubin is not an ELF image (" << r.code_object.size() << " bytes)";
 }
 
@@ -400,6 +421,7 @@ void expect_cubin(const CubinCase& c) {
 // ELF for EM_AMDGPU holding each kernel, its descriptor (.kd) and the exported launch
 // contract (iris_metadata). SKIPPED where the AMD tools are missing.
 void expect_code_object(const CubinCase& c) {
+  if (source_only()) return expect_source(c);
   std::string why;
   const irisc::Target* target = irisc::find_target(c.target);
   ASSERT_NE(target, nullptr);
