@@ -372,7 +372,6 @@ std::vector<CubinCase> golden_input_cases() {
   return out;
 }
 
-// Compiles a case's file for its target to a code object, into *text and *r.
 bool source_only() { return std::getenv("IRIS_GOLDEN_SOURCE_ONLY") != nullptr; }
 
 // Whether the file declares a kernel (a library file such as dsl/ccl/common.iris holds
@@ -381,6 +380,8 @@ bool has_kernels(const std::string& text) {
   return text.starts_with("kernel ") || text.find("\nkernel ") != std::string::npos;
 }
 
+// Compiles a case's file for its target to a code object (to its kernel source alone
+// under IRIS_GOLDEN_SOURCE_ONLY), into *text and *r.
 void compile_case(const CubinCase& c, std::string* text, irisc::CompileResult* r) {
   *text = read_file(c.file);
   irisc::CompileOptions o;
