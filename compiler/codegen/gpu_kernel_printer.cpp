@@ -413,6 +413,14 @@ void GpuKernelPrinter::stmt(const Stmt& s, int depth) {
       }
       return;
     }
+    case StmtKind::Send: {
+      if (s.rank) trace_line(depth, thread_index() + " == 0", "put", line_of(s.range), rank_or_self(s.rank, depth), "0");
+      const std::string L = layout(s.view.size);
+      const std::string arr = store_source(*s.value, L, depth);
+      line(depth, "iris::device::tile::send<" + L + ">(" + view_ptr(s.view, s.rank, depth) + ", " + arr + ", " +
+                      scalar(*s.view.extent, depth) + ");");
+      return;
+    }
     case StmtKind::Signal: {
       const std::string x = scalar(*s.value, depth);
       const std::string p = view_ptr_local(s.view, depth);

@@ -39,6 +39,10 @@ std::string GpuKernelPrinter::tile(const Value& v, int depth) {
                       scalar(*v.view.extent, depth) + other + ");");
       return r;
     }
+    case ValueKind::Receive:
+      line(depth, "iris::device::tile::receive<" + L + ">(ctx, " + r + ", " + view_ptr(v.view, nullptr, depth) + ", " +
+                      scalar(*v.view.extent, depth) + ", iris::device::WaitSite{" + site_literal(v.range) + "});");
+      return r;
     case ValueKind::LoadFlagged:
       line(depth, "iris::device::tile::load_flagged<" + L + ">(ctx, " + r + ", " + words_ptr(v.view, nullptr, v.type.elem, depth) + ", " +
                       scalar(*v.view.extent, depth) + ", (unsigned)" + scalar(*v.operands[0], depth) +

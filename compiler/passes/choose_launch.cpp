@@ -49,12 +49,13 @@ void decide(Kernel& k) {
       }
     }
   };
-  bool tile_atomics = false, loops = false, persistent = false, flagged = false, matmuls = false;
+  bool tile_atomics = false, loops = false, persistent = false, flagged = false, matmuls = false, slots = false;
   walk(
       k.body,
       [&](const Stmt& s) {
         if (s.kind == StmtKind::ForBlocks) sizes.insert(s.step);
         flagged = flagged || s.kind == StmtKind::StoreFlagged;
+        slots = slots || s.kind == StmtKind::Send;
         loops = loops || s.kind == StmtKind::ForBlocks || s.kind == StmtKind::ForTiles;
         persistent = persistent || s.persistent;
         note_view(s.view);
@@ -67,6 +68,7 @@ void decide(Kernel& k) {
         note_view(v.view);
         tile_atomics = tile_atomics || (v.kind == ValueKind::Atomic && v.type.is_tile());
         flagged = flagged || v.kind == ValueKind::LoadFlagged;
+        slots = slots || v.kind == ValueKind::Receive;
         matmuls = matmuls || v.kind == ValueKind::Matmul;
       });
   for (const Var& v : k.vars) note_type(v.type);
@@ -85,6 +87,18 @@ void decide(Kernel& k) {
     std::int64_t need = threads;
     while (need < kMaxThreads && largest / need > kMostSlots2D && need * 2 <= smallest) need *= 2;
     threads = static_cast<int>(need);
+  }
+  // Slots move the data's own accesses, whose widest is 16 bytes: a kernel that sends or
+  // receives them (and has no 2-D tile) runs as few threads as give each 16 bytes of its
+  // smallest tile, a warp at the least, so that small blocks (a small call spread over
+  // many programs) still store and poll 16 bytes a thread (512 bf16: 64 threads of 8).
+  if (slots && sizes2.empty() && !sizes.empty()) {
+    const std::int64_t smallest = *sizes.begin();
+    auto it = narrowest.find(smallest);
+    const std::int64_t per_thread = it != narrowest.end() && it->second < 4 ? 16 / it->second : 4;
+    std::int64_t want = 32;
+    while (want * 2 <= threads && want * 2 * per_thread <= smallest) want *= 2;
+    threads = static_cast<int>(std::min<std::int64_t>(threads, want));
   }
   k.block_threads = threads;
   k.layouts.clear();

@@ -21,6 +21,7 @@ const Builtin* find_builtin(std::string_view name) {
   static const Builtin kBuiltins[] = {
       // memory (check_call_memory.cpp)
       {"store", &K::builtin_store}, {"put", &K::builtin_store}, {"get", &K::builtin_store}, {"load", &K::builtin_load},
+      {"send", &K::builtin_send}, {"receive", &K::builtin_receive},
       atomic("atomic_add", AtomicOp::add), atomic("atomic_sub", AtomicOp::sub), atomic("atomic_and", AtomicOp::and_),
       atomic("atomic_or", AtomicOp::or_), atomic("atomic_xor", AtomicOp::xor_), atomic("atomic_min", AtomicOp::min),
       atomic("atomic_max", AtomicOp::max), atomic("atomic_xchg", AtomicOp::xchg), atomic("atomic_cas", AtomicOp::cas),

@@ -106,6 +106,9 @@ class KernelChecker {
   Called builtin_store(const CallSite& c);    // store, put, get (check_call_memory.cpp)
   Called builtin_load(const CallSite& c);
   Called builtin_atomic(const CallSite& c);
+  Called builtin_send(const CallSite& c);     // slots (check_slots.cpp)
+  Called builtin_receive(const CallSite& c);
+  std::optional<tir::View> slots_view(const ast::Expr& arg, const std::string& fn);
   Called builtin_signal(const CallSite& c);   // check_call_signals.cpp
   Called builtin_fence(const CallSite& c);
   Called builtin_wait(const CallSite& c);

@@ -98,6 +98,7 @@ class EpilogueCheck {
       case StmtKind::Assign:
       case StmtKind::Store:
       case StmtKind::StoreFlagged:
+      case StmtKind::Send:
       case StmtKind::Signal:
       case StmtKind::Wait:
       case StmtKind::Fence:

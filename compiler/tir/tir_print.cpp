@@ -183,6 +183,7 @@ class Printer {
                (v.operands.empty() ? "" : ", other " + operand(v, 0)) + ")";
       case ValueKind::LoadFlagged:
         return "load_flagged<" + to_string(v.type) + ">(" + view(v.view) + ", flag " + operand(v, 0) + ")";
+      case ValueKind::Receive: return "receive<" + to_string(v.type) + ">(" + view(v.view) + ")";
       case ValueKind::Fill: return "fill<" + to_string(v.type) + ">(" + operand(v, 0) + ")";
       case ValueKind::Iota: return "index" + typed(v) + "(" + operand(v, 0) + ")";
       case ValueKind::Reduce:
@@ -236,6 +237,9 @@ class Printer {
       case StmtKind::StoreFlagged:
         line(d, "store_flagged " + view(s.view) + " <- " + value(s.value) + (s.rank ? ", to " + value(s.rank) : "") +
                     ", flag " + value(s.flag));
+        break;
+      case StmtKind::Send:
+        line(d, "send " + view(s.view) + " <- " + value(s.value) + (s.rank ? ", to " + value(s.rank) : ""));
         break;
       case StmtKind::Signal:
         line(d, std::string("signal<") + name(s.order) + ", " + name(s.scope) + ">" +

@@ -69,6 +69,7 @@ std::optional<Type> implied_type(const Kernel& k, const Value& v) {
     case ValueKind::Cast:
     case ValueKind::Load:
     case ValueKind::LoadFlagged:
+    case ValueKind::Receive:
     case ValueKind::Fill:
     case ValueKind::Broadcast:
     case ValueKind::Matmul: return std::nullopt;
@@ -335,6 +336,9 @@ class Reader : private detail::Scanner {
       s->flag = value();
     } else if (eat_word("store")) {
       s->kind = StmtKind::Store;
+      put(*s);
+    } else if (eat_word("send")) {
+      s->kind = StmtKind::Send;
       put(*s);
     } else if (eat_word("signal")) {
       s->kind = StmtKind::Signal;
@@ -649,6 +653,14 @@ class Reader : private detail::Scanner {
       expect(",");
       expect_word("flag");
       v->operands.push_back(value());
+      expect(")");
+      return v;
+    }
+    if (w == "receive") {
+      auto v = typed(ValueKind::Receive);
+      expect(">");
+      expect("(");
+      v->view = view();
       expect(")");
       return v;
     }

@@ -227,6 +227,11 @@ class Verifier {
         if (byte_size(v.type.elem) > 4 || v.type.rows) fail(at(v) + " is not of values of at most 4 bytes");
         if (!op(0).type.is_scalar()) fail(at(v) + " has a flag that is not a scalar");
         break;
+      case ValueKind::Receive:
+        view(v.view, "a receive");
+        if (v.rank) fail(at(v) + " reads another rank's slots");
+        if (!is_float(v.type.elem) || !v.type.is_tile() || v.type.rows) fail(at(v) + " is not a 1-D tile of floating-point values");
+        break;
       case ValueKind::Fill:
         if (!v.type.is_tile() || op(0).type.is_tile()) fail(at(v) + " does not fill a tile with a scalar");
         break;
@@ -335,6 +340,13 @@ class Verifier {
         view(s.view, "a flagged store");
         if (s.value && (byte_size(s.value->type.elem) > 4 || s.value->type.rows)) {
           fail("a flagged store of values of more than 4 bytes");
+        }
+        break;
+      case StmtKind::Send:
+        need(s.value, "a value");
+        view(s.view, "a send");
+        if (s.value && (!is_float(s.value->type.elem) || !s.value->type.is_tile() || s.value->type.rows)) {
+          fail("a send of other than a 1-D tile of floating-point values");
         }
         break;
       case StmtKind::Signal:

@@ -3,6 +3,7 @@
 // calls back to back without a reset, and (CUDA) replays of a captured graph. Inputs are
 // small integers, exact in every type, so results compare exactly.
 #include <string>
+#include <type_traits>
 
 #include "gpu_harness.hpp"
 #include "iris/ccl.hpp"
@@ -60,8 +61,19 @@ void all_reduce_case(Context& ctx, ccl::Algorithm algo, ccl::ReduceOp op, std::s
   auto x = filled<T>(ctx, n, 0);
   auto y = ctx.zeros<T>(n);
   ccl::Options o{op, algo, nullptr};
+  const bool slots = algo == ccl::Algorithm::one_shot_slots || algo == ccl::Algorithm::two_shot_slots;
+  if (slots && !std::is_floating_point_v<T> && !std::is_same_v<T, bfloat16> && !std::is_same_v<T, half>) {
+    bool refused = false;
+    try {
+      ccl::all_reduce(ctx, x, y, o);
+    } catch (const Error& e) {
+      refused = std::string(e.what()).find("sends f32, f16 or bf16") != std::string::npos;
+    }
+    require(refused, what + " is refused with a message (slots hold floating-point values only)");
+    return;
+  }
   const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll;
-  if (ll && n * sizeof(T) > ccl::kLlMostBytes) {
+  if ((ll && n * sizeof(T) > ccl::kLlMostBytes) || (slots && n * sizeof(T) > ccl::kSlotsMostBytes)) {
     bool refused = false;
     try {
       ccl::all_reduce(ctx, x, y, o);
@@ -89,7 +101,7 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
       for (bool in_place : {false, true}) {
         for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
                           ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll,
-                          ccl::Algorithm::two_shot_ll}) {
+                          ccl::Algorithm::two_shot_ll, ccl::Algorithm::one_shot_slots, ccl::Algorithm::two_shot_slots}) {
           for (auto op : {ccl::ReduceOp::sum, ccl::ReduceOp::max, ccl::ReduceOp::min}) {
             all_reduce_case<float>(ctx, algo, op, n, in_place);
             all_reduce_case<bfloat16>(ctx, algo, op, n, in_place);
@@ -132,8 +144,9 @@ TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {
       constexpr ccl::Algorithm kEvery[] = {ccl::Algorithm::one_shot,      ccl::Algorithm::two_shot,
                                            ccl::Algorithm::ring,          ccl::Algorithm::atomic,
                                            ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
-                                           ccl::Algorithm::one_shot_ll,   ccl::Algorithm::two_shot_ll};
-      const ccl::Algorithm algo = kEvery[call % 8];
+                                           ccl::Algorithm::one_shot_ll,   ccl::Algorithm::two_shot_ll,
+                                           ccl::Algorithm::one_shot_slots, ccl::Algorithm::two_shot_slots};
+      const ccl::Algorithm algo = kEvery[call % 10];
       ccl::all_reduce(ctx, x, y, {ccl::ReduceOp::sum, algo, nullptr});
       ctx.synchronize();
       expect_equal(y, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, ctx.world(), i, call); },
@@ -385,10 +398,13 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     const std::size_t n0 = static_cast<std::size_t>(ctx.multiprocessors()) * 2 * 1024 + 1000;
     const int calls = on_host_backend() ? 12 : 100;
     for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
-                      ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll}) {
+                      ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll, ccl::Algorithm::one_shot_slots,
+                      ccl::Algorithm::two_shot_slots}) {
       // two_shot_push, two_shot_ll and ring deal 1/world of the blocks to each step of a program.
-      const bool one = algo == ccl::Algorithm::one_shot_push || algo == ccl::Algorithm::one_shot_ll;
-      const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll;
+      const bool one = algo == ccl::Algorithm::one_shot_push || algo == ccl::Algorithm::one_shot_ll ||
+                       algo == ccl::Algorithm::one_shot_slots;
+      const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll ||
+                      algo == ccl::Algorithm::one_shot_slots || algo == ccl::Algorithm::two_shot_slots;
       // The ll algorithms take at most kLlMostBytes: their larger set stays below.
       const std::size_t m0 = ll ? std::min(one ? n0 : n0 * uw, ccl::kLlMostBytes / sizeof(float) / 3) : one ? n0 : n0 * uw;
       std::vector<Tensor<float>> x, y;
@@ -412,9 +428,11 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
     // One kernel's calls share its scratch and flags whatever their element type and
     // program count: queued calls of f32 and bf16, small (a few programs) and large.
     for (auto algo : {ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::ring,
-                      ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll}) {
+                      ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll, ccl::Algorithm::one_shot_slots,
+                      ccl::Algorithm::two_shot_slots}) {
       auto xf = filled<float>(ctx, 3000, 50), yf = ctx.zeros<float>(std::size_t{3000});
-      const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll;
+      const bool ll = algo == ccl::Algorithm::one_shot_ll || algo == ccl::Algorithm::two_shot_ll ||
+                      algo == ccl::Algorithm::one_shot_slots || algo == ccl::Algorithm::two_shot_slots;
       const std::size_t nb = ll ? std::min(n0 * uw, ccl::kLlMostBytes / sizeof(bfloat16)) : n0 * uw;
       auto xb = filled<bfloat16>(ctx, nb, 51), yb = ctx.zeros<bfloat16>(nb);
       ctx.barrier();
@@ -509,7 +527,7 @@ TEST_P(Collectives, GraphReplaysWithoutAReset) {
     const std::size_t n = 4099;
     for (auto algo : {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring, ccl::Algorithm::atomic,
                       ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push, ccl::Algorithm::one_shot_ll,
-                      ccl::Algorithm::two_shot_ll}) {
+                      ccl::Algorithm::two_shot_ll, ccl::Algorithm::one_shot_slots, ccl::Algorithm::two_shot_slots}) {
       auto x = ctx.empty<float>(n);
       auto y = ctx.empty<float>(n);
       fill(x, ctx, 0);

@@ -2,6 +2,8 @@
 // programs as the GPU holds at once (sms * resident, asked of the driver at load), so its
 // programs may wait for each other; a grid of sms * 8 programs of a heavy kernel could
 // not promise that.
+#include <cstring>
+
 #include "gpu_harness.hpp"
 
 namespace iris::test {
@@ -136,6 +138,80 @@ TEST_P(IriscLaunch, SixteenBitValuesGoTwoToAWord) {
                                          std::to_string(got[M + j]) + ", expected " + std::to_string(want1));
       }
       ctx.barrier();
+    }
+  });
+}
+
+// Slots (`send`, `receive`): every value arrives with its own bits, but a value with
+// every bit set, which is an empty slot's, goes with its sign bit clear; the slots are
+// empty again after the receive, so the next call sends into them as into fresh ones.
+// 16-byte accesses (2048 bf16 over 64 threads, 8 a thread) and one element at a time
+// (64 f32 over 64 threads), a ragged last tile of each.
+const char* kSlots = R"(
+kernel slots(src: tensor<bf16>[N], dst: tensor<bf16>[N], fsrc: tensor<f32>[N], fdst: tensor<f32>[N],
+             s: symmetric tensor<bf16>[N], f: symmetric tensor<f32>[N]) {
+    for i in blocks(N, 2048) { send(s[i], load(src[i]), to: (rank + 1) % world); }
+    for i in blocks(N, 64) { send(f[i], load(fsrc[i]), to: (rank + 1) % world); }
+    for i in blocks(N, 2048) { store(dst[i], receive(s[i])); }
+    for i in blocks(N, 64) { store(fdst[i], receive(f[i])); }
+}
+)";
+
+TEST_P(IriscLaunch, SlotsCarryEveryValueAndAreEmptyAfterTheReceive) {
+  run_ranks(GetParam(), [](Context& ctx, Module&) {
+    Program p = jit_program(ctx, kSlots, "slots.iris");
+    constexpr std::size_t N = 5000;
+    const int w = ctx.world(), from = (ctx.rank() + w - 1) % w;
+    // Element k's bits: the first few are the edge cases, the rest vary by rank and call.
+    const auto bits16 = [](int rank, int call, std::size_t k) -> std::uint16_t {
+      constexpr std::uint16_t kEdges[] = {0xffff, 0x8000, 0x7f80, 0xfffe, 0x7fff, 0x0000};
+      if (k < 6) return kEdges[k];
+      return bfloat16(static_cast<float>(static_cast<int>((k * 7 + static_cast<std::size_t>(rank) * 31 + static_cast<std::size_t>(call) * 5) % 509) - 254)).bits;
+    };
+    const auto bits32 = [](int rank, int call, std::size_t k) -> std::uint32_t {
+      constexpr std::uint32_t kEdges[] = {0xffffffffu, 0x80000000u, 0x7f800000u, 0xfffffffeu, 0x7fffffffu, 0u};
+      if (k < 6) return kEdges[k];
+      return static_cast<std::uint32_t>(k * 2654435761u) ^ (static_cast<std::uint32_t>(rank) << 24) ^ static_cast<std::uint32_t>(call);
+    };
+    // What arrives: the bits sent, except that all bits set loses its sign bit.
+    const auto arrived16 = [](std::uint16_t b) { return b == 0xffff ? std::uint16_t{0x7fff} : b; };
+    const auto arrived32 = [](std::uint32_t b) { return b == 0xffffffffu ? 0x7fffffffu : b; };
+    auto src = ctx.zeros<bfloat16>(N), dst = ctx.zeros<bfloat16>(N);
+    auto fsrc = ctx.zeros<float>(N), fdst = ctx.zeros<float>(N);
+    auto s = ctx.zeros<bfloat16>(N);
+    auto f = ctx.zeros<float>(N);
+    ctx.set_async(s.data(), 0xff, s.bytes());
+    ctx.set_async(f.data(), 0xff, f.bytes());
+    ctx.barrier();
+    for (int call = 1; call <= 3; ++call) {
+      std::vector<bfloat16> h(N);
+      std::vector<float> hf(N);
+      for (std::size_t k = 0; k < N; ++k) {
+        h[k].bits = bits16(ctx.rank(), call, k);
+        const std::uint32_t b = bits32(ctx.rank(), call, k);
+        std::memcpy(&hf[k], &b, 4);
+      }
+      src.copy_from_host(h);
+      fsrc.copy_from_host(hf);
+      ctx.barrier();  // every rank's slots are empty (the last call received) before any sends
+      p.launch("slots", {src, dst, fsrc, fdst, s, f});
+      ctx.synchronize();
+      const std::vector<bfloat16> d = dst.to_host(), left = s.to_host();
+      const std::vector<float> df = fdst.to_host(), leftf = f.to_host();
+      const std::string c = "call " + std::to_string(call) + ": ";
+      for (std::size_t k = 0; k < N; ++k) {
+        const std::uint16_t want = arrived16(bits16(from, call, k));
+        require(d[k].bits == want, c + "bf16 value " + std::to_string(k) + " has bits " + std::to_string(d[k].bits) + ", expected " +
+                                       std::to_string(want));
+        std::uint32_t got32 = 0;
+        std::memcpy(&got32, &df[k], 4);
+        const std::uint32_t want32 = arrived32(bits32(from, call, k));
+        require(got32 == want32, c + "f32 value " + std::to_string(k) + " has bits " + std::to_string(got32) + ", expected " +
+                                     std::to_string(want32));
+        std::uint32_t slot32 = 0;
+        std::memcpy(&slot32, &leftf[k], 4);
+        require(left[k].bits == 0xffff && slot32 == 0xffffffffu, c + "slot " + std::to_string(k) + " is not empty after its receive");
+      }
     }
   });
 }

@@ -17,9 +17,11 @@ using ccl::Route;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 
+// The push forms by size and world (u32: no slots, which floating-point types take at
+// 2-4 ranks; CclChoices.DataAndFlagWordsAt*Ranks).
 TEST(CclChoices, AllReduceBySizeAndWorld) {
   const auto pick = [](std::size_t bytes, int world) {
-    return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
+    return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::u32, ReduceOp::sum);
   };
   EXPECT_EQ(pick(128 * KiB, 4), Algorithm::one_shot_push);
   EXPECT_EQ(pick(256 * KiB, 8), Algorithm::one_shot_push);
@@ -51,7 +53,10 @@ TEST(CclChoices, RoutesBySize) {
   for (std::size_t b : {std::size_t{8}, 64 * KiB, 1 * MiB, 256 * MiB}) {
     for (int world : {1, 8}) {
       EXPECT_NE(ccl::choose_route("all_gather", Route::automatic, b, world, DType::bf16), Route::ll);
-      EXPECT_NE(ccl::choose_all_reduce(Algorithm::automatic, b, world, DType::f32, ReduceOp::sum), Algorithm::one_shot_ll);
+      const Algorithm a = ccl::choose_all_reduce(Algorithm::automatic, b, world, DType::f32, ReduceOp::sum);
+      EXPECT_NE(a, Algorithm::one_shot_ll);
+      EXPECT_NE(a, Algorithm::one_shot_slots);
+      EXPECT_NE(a, Algorithm::two_shot_slots);
     }
   }
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::ll, 8, 4, DType::bf16), Route::ll);
@@ -66,12 +71,20 @@ TEST(CclChoices, DataAndFlagWordsAtTwoRanks) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, 2, t, ReduceOp::sum);
   };
   EXPECT_EQ(ar(8, DType::bf16), Algorithm::one_shot_ll);
-  EXPECT_EQ(ar(512 * KiB, DType::f32), Algorithm::one_shot_ll);
-  EXPECT_EQ(ar(512 * KiB + 1, DType::bf16), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(64 * KiB, DType::f32), Algorithm::one_shot_ll);
+  // Floating-point types then go in slots: one shot to 1 MiB, two shots to 8 MiB.
+  EXPECT_EQ(ar(64 * KiB + 1, DType::f32), Algorithm::one_shot_slots);
+  EXPECT_EQ(ar(1 * MiB, DType::f16), Algorithm::one_shot_slots);
+  EXPECT_EQ(ar(1 * MiB + 1, DType::bf16), Algorithm::two_shot_slots);
+  EXPECT_EQ(ar(8 * MiB, DType::bf16), Algorithm::two_shot_slots);
+  EXPECT_EQ(ar(8 * MiB + 1, DType::bf16), Algorithm::two_shot_push);
+  // Integers keep the words to 512 KiB, then one_shot_push to 4 MiB (at 2 ranks two
+  // shots store what one does, in two trips: two_shot_ll is never picked).
+  EXPECT_EQ(ar(512 * KiB, DType::i32), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(512 * KiB + 1, DType::i32), Algorithm::one_shot_push);
   EXPECT_EQ(ar(8, DType::i64), Algorithm::one_shot_push);
-  // At 2 ranks two shots store what one does, in two trips: two_shot_ll is never picked.
-  EXPECT_EQ(ar(1 * MiB + 1, DType::bf16), Algorithm::one_shot_push);
-  EXPECT_EQ(ar(4 * MiB + 1, DType::bf16), Algorithm::two_shot_push);
+  EXPECT_EQ(ar(1 * MiB + 1, DType::u32), Algorithm::one_shot_push);
+  EXPECT_EQ(ar(4 * MiB + 1, DType::u32), Algorithm::two_shot_push);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 1 * MiB, 2, DType::bf16), Route::ll);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 1 * MiB + 1, 2, DType::bf16), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 1 * MiB, 2, DType::i32), Route::ll);
@@ -118,6 +131,16 @@ TEST(CclChoices, RefusalsNameTheirReason) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("one_shot_push"), std::string::npos) << e.what();
   }
+  // Slots hold floating-point values only (all bits set is an empty slot).
+  for (DType t : {DType::i32, DType::u32, DType::i64, DType::u64}) {
+    EXPECT_NE(message(Algorithm::one_shot_slots, t, ReduceOp::sum).find("sends f32, f16 or bf16"), std::string::npos);
+    EXPECT_NE(message(Algorithm::two_shot_slots, t, ReduceOp::max).find("sends f32, f16 or bf16"), std::string::npos);
+  }
+  for (DType t : {DType::f32, DType::f16, DType::bf16}) EXPECT_EQ(message(Algorithm::two_shot_slots, t, ReduceOp::sum), "");
+  EXPECT_THROW(ccl::choose_all_reduce(Algorithm::two_shot_slots, ccl::kSlotsMostBytes + 2, 4, DType::bf16, ReduceOp::sum), Error);
+  EXPECT_THROW(ccl::choose_all_reduce(static_cast<Algorithm>(static_cast<int>(Algorithm::two_shot_slots) + 1), 64, 4,
+                                      DType::f32, ReduceOp::sum),
+               Error);
 }
 
 TEST(CclChoices, Names) {
@@ -125,6 +148,8 @@ TEST(CclChoices, Names) {
   EXPECT_STREQ(ccl::name(Algorithm::two_shot_push), "two_shot_push");
   EXPECT_STREQ(ccl::name(Algorithm::one_shot_ll), "one_shot_ll");
   EXPECT_STREQ(ccl::name(Algorithm::two_shot_ll), "two_shot_ll");
+  EXPECT_STREQ(ccl::name(Algorithm::one_shot_slots), "one_shot_slots");
+  EXPECT_STREQ(ccl::name(Algorithm::two_shot_slots), "two_shot_slots");
   EXPECT_STREQ(ccl::name(Route::staged), "staged");
   EXPECT_STREQ(ccl::name(Route::ll), "ll");
 }
@@ -135,12 +160,21 @@ TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   const auto ar = [](std::size_t bytes, int world) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, world, DType::bf16, ReduceOp::sum);
   };
-  EXPECT_EQ(ar(64 * KiB, 4), Algorithm::one_shot_ll);
-  EXPECT_EQ(ar(64 * KiB + 1, 4), Algorithm::one_shot_push);
-  EXPECT_EQ(ar(128 * KiB + 1, 4), Algorithm::two_shot_ll);
-  EXPECT_EQ(ar(1 * MiB, 4), Algorithm::two_shot_ll);
-  EXPECT_EQ(ar(1 * MiB + 1, 4), Algorithm::two_shot_push);
+  EXPECT_EQ(ar(32 * KiB, 4), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(32 * KiB + 1, 4), Algorithm::one_shot_slots);
+  EXPECT_EQ(ar(256 * KiB, 4), Algorithm::one_shot_slots);
+  EXPECT_EQ(ar(256 * KiB + 1, 4), Algorithm::two_shot_slots);
+  EXPECT_EQ(ar(8 * MiB, 4), Algorithm::two_shot_slots);
+  EXPECT_EQ(ar(8 * MiB + 1, 4), Algorithm::two_shot_push);
   EXPECT_EQ(ar(8 * KiB, 3), Algorithm::one_shot_ll);
+  EXPECT_EQ(ar(1 * MiB, 3), Algorithm::two_shot_slots);
+  // Integers keep the words and the push forms.
+  const auto ari = [](std::size_t bytes) { return ccl::choose_all_reduce(Algorithm::automatic, bytes, 4, DType::i32, ReduceOp::sum); };
+  EXPECT_EQ(ari(64 * KiB), Algorithm::one_shot_ll);
+  EXPECT_EQ(ari(64 * KiB + 1), Algorithm::one_shot_push);
+  EXPECT_EQ(ari(128 * KiB + 1), Algorithm::two_shot_ll);
+  EXPECT_EQ(ari(1 * MiB), Algorithm::two_shot_ll);
+  EXPECT_EQ(ari(1 * MiB + 1), Algorithm::two_shot_push);
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 512 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::two_shot_push);
   // 8-byte types never take two_shot_ll, and keep one_shot_push to 256 KiB.
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 200 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::one_shot_push);

@@ -32,6 +32,7 @@ namespace {
 constexpr ccl::Algorithm kAllReduceAlgorithms[] = {ccl::Algorithm::one_shot, ccl::Algorithm::two_shot, ccl::Algorithm::ring,
                                                    ccl::Algorithm::one_shot_push, ccl::Algorithm::two_shot_push,
                                                    ccl::Algorithm::one_shot_ll, ccl::Algorithm::two_shot_ll,
+                                                   ccl::Algorithm::one_shot_slots, ccl::Algorithm::two_shot_slots,
                                                    ccl::Algorithm::atomic};
 constexpr Collective kCollectives[] = {Collective::all_reduce, Collective::all_gather, Collective::reduce_scatter,
                                        Collective::all_to_all, Collective::broadcast};
@@ -145,7 +146,7 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
   if (c.collective == Collective::broadcast && !in_place && !v.nccl) return "iris::ccl::broadcast is in place only";
   if (!v.nccl && c.collective == Collective::all_reduce &&
       (v.algorithm == ccl::Algorithm::one_shot_push || v.algorithm == ccl::Algorithm::one_shot_ll ||
-       v.algorithm == ccl::Algorithm::two_shot_ll) &&
+       v.algorithm == ccl::Algorithm::two_shot_ll || v.algorithm == ccl::Algorithm::one_shot_slots) &&
       c.n * dtype_size(c.dtype) > kOneShotPushMost) {
     return std::string(ccl::name(v.algorithm)) + " is timed up to 16 MiB (its scratch holds 2 world inputs)";
   }

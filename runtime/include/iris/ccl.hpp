@@ -36,8 +36,16 @@ enum class ReduceOp { sum, max, min };
 // fence, no separate flag; types of at most 4 bytes, inputs of at most kLlMostBytes).
 // two_shot_ll is a reduce-scatter and an all-gather in those words: two trips over the
 // links and no fence, each rank storing 2 (world - 1) / world of its input's words where
-// one_shot_ll stores world - 1 times them (the same limits). automatic picks by size.
-enum class Algorithm { automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push, one_shot_ll, two_shot_ll };
+// one_shot_ll stores world - 1 times them (the same limits). one_shot_slots and
+// two_shot_slots are one_shot_ll and two_shot_ll in slots (a .iris kernel's `send` and
+// `receive`): each value travels alone at its own size and its arrival is its own
+// signal (all bits set marks an empty slot), so a call is one trip over the link a step
+// at the data's size, not twice it; f32, f16 and bf16 only, inputs of at most
+// kSlotsMostBytes. automatic picks by size.
+enum class Algorithm {
+  automatic, one_shot, two_shot, ring, atomic, one_shot_push, two_shot_push, one_shot_ll, two_shot_ll,
+  one_shot_slots, two_shot_slots
+};
 
 // Where all_gather, reduce_scatter, all_to_all and broadcast put what they receive.
 // direct: into the output (a flag round when every rank has arrived, so its output is
@@ -61,6 +69,9 @@ enum class Route { automatic, direct, staged, ll };
 // two halves of up to world rows each, and past a few MiB the doubled bytes on the links
 // cost more than the fences they save.
 inline constexpr std::size_t kLlMostBytes = std::size_t{4} << 20;
+// The most bytes one_shot_slots and two_shot_slots take in a call: their slots hold 2
+// world (one shot) or 4 (two shot) times the input.
+inline constexpr std::size_t kSlotsMostBytes = std::size_t{64} << 20;
 
 struct Options {
   ReduceOp op = ReduceOp::sum;                 // all_reduce, reduce_scatter

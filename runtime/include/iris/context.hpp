@@ -103,6 +103,9 @@ class Context {
   void copy_async(void* dst, const void* src, std::size_t bytes, Stream stream = nullptr);
   // `bytes` zero bytes at `ptr`.
   void zero_async(void* ptr, std::size_t bytes, Stream stream = nullptr);
+  // `bytes` bytes of `value` at `ptr` (0xff: every slot of a .iris kernel's `send` and
+  // `receive` empty).
+  void set_async(void* ptr, unsigned char value, std::size_t bytes, Stream stream = nullptr);
   // `height` rows of `width` bytes from `src` (rows `src_pitch` bytes apart) to `dst`
   // (rows `dst_pitch` apart): device memory, this GPU's or a peer's heap by address.
   void copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,

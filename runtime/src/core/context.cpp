@@ -50,8 +50,10 @@ void Context::copy_async(void* dst, const void* src, std::size_t bytes, Stream s
   if (bytes) backend::active().copy_device_async(dst, src, bytes, stream ? stream : impl_->stream);
 }
 
-void Context::zero_async(void* ptr, std::size_t bytes, Stream stream) {
-  if (bytes) backend::active().memset_async(ptr, 0, 1, bytes, stream ? stream : impl_->stream);
+void Context::zero_async(void* ptr, std::size_t bytes, Stream stream) { set_async(ptr, 0, bytes, stream); }
+
+void Context::set_async(void* ptr, unsigned char value, std::size_t bytes, Stream stream) {
+  if (bytes) backend::active().memset_async(ptr, value, 1, bytes, stream ? stream : impl_->stream);
 }
 
 void Context::copy_2d_async(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,

@@ -37,6 +37,8 @@ const char* name(Algorithm a) {
     case Algorithm::two_shot_push: return "two_shot_push";
     case Algorithm::one_shot_ll: return "one_shot_ll";
     case Algorithm::two_shot_ll: return "two_shot_ll";
+    case Algorithm::one_shot_slots: return "one_shot_slots";
+    case Algorithm::two_shot_slots: return "two_shot_slots";
   }
   return "?";
 }
@@ -140,6 +142,42 @@ constexpr SmallUpTo kTwoShotLlUpTo[] = {
 // Where a kTwoShotLlUpTo row applies, one_shot_push keeps the sizes up to this (in a
 // graph, 128 KiB: one_shot_push 7.04 us, two_shot_ll 7.91; 256 KiB: 8.57, 8.42).
 constexpr std::size_t kOneShotPushBeforeTwoShotLl = std::size_t{128} << 10;
+
+// Where automatic's all_reduce sends slots (dsl/ccl/slots.iris), for f32, f16 and bf16:
+// one_shot_ll to `ll`, one_shot_slots to `one_shot`, two_shot_slots to `two_shot` input
+// bytes; past that the tables above decide. From `iris-bench ccl --graph --dtypes bf16
+// --collectives all_reduce --algorithms one_shot_ll,one_shot_slots,two_shot_slots,
+// one_shot_push,two_shot_push` on 4 x H100 (2026-11-27, docs/performance.md), in a
+// graph: at 4 ranks 32 KiB one_shot_ll 5.28 us against one_shot_slots 5.53, 64 KiB 5.26
+// against 5.18, 128 KiB 7.60 against 5.73, 1 MiB two_shot_slots 11.45 against
+// two_shot_ll 15.20 and two_shot_push 15.43, 8 MiB 46.61 against two_shot_push 49.81,
+// 16 MiB 90.03 against 90.87 (a tie; 32 MiB 181.6 against 168.3); at 2 ranks 8 KiB
+// one_shot_ll 3.58 against 4.06, 64 KiB 3.95 against 3.98, 256 KiB 5.32 against 4.60, 1
+// MiB one_shot_slots 7.60 against one_shot_push 10.33, 4 MiB two_shot_slots 16.64
+// against 21.16, 16 MiB 62.13 against two_shot_push 61.74. Only the worlds measured have
+// rows; the first whose world covers the call's applies.
+struct SlotsUpTo {
+  int world;  // the most ranks the row is for
+  std::size_t ll, one_shot, two_shot;
+};
+constexpr SlotsUpTo kSlotsUpTo[] = {
+    {2, std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{8} << 20},
+    {4, std::size_t{32} << 10, std::size_t{256} << 10, std::size_t{8} << 20},
+};
+
+// What automatic runs in slots for an all_reduce of `bytes` of dt at `world` ranks:
+// automatic where no row covers the call (then the other tables decide).
+Algorithm all_reduce_in_slots(std::size_t bytes, int world, DType dt) {
+  if (world < 2 || (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16)) return Algorithm::automatic;
+  for (const SlotsUpTo& row : kSlotsUpTo) {
+    if (world > row.world) continue;
+    if (bytes <= row.ll) return Algorithm::one_shot_ll;
+    if (bytes <= row.one_shot) return Algorithm::one_shot_slots;
+    if (bytes <= row.two_shot) return Algorithm::two_shot_slots;
+    return Algorithm::automatic;
+  }
+  return Algorithm::automatic;
+}
 
 // The first row of `table` for `collective` whose world covers `world`, or null.
 template <std::size_t N>
@@ -495,10 +533,50 @@ void all_reduce_ll(Context& ctx, DType dt, const void* src, void* dst, std::size
   launch_call(*pk.in, *pk.notes, call, n, args, s);
 }
 
+// Whether all_reduce's algorithm `a` sends slots.
+bool in_slots(Algorithm a) { return a == Algorithm::one_shot_slots || a == Algorithm::two_shot_slots; }
+
+// The blocks of the slot kernels: 4 KiB, so that a program's 256 threads send and poll
+// 16 bytes each (the data's own widest access). 4 x H100, bf16, in a graph: 1 KiB blocks
+// (64 threads) 4.98 / 5.42 / 7.07 / 12.10 us at 8 KiB / 64 KiB / 256 KiB / 1 MiB, 4 KiB
+// 5.06 / 5.23 / 7.23 / 11.45, 16 KiB 15.48 / 9.84 / 11.26 / 14.61 (the best of the one
+// and the two shot at each size, 2026-11-27).
+constexpr std::size_t kSlotsBlockBytes = std::size_t{4} << 10;
+
+// The slots of a paired kernel: PMAX * `rows` rows of a program's blocks of `n` elements
+// of type dt, in a scratch of the channel's own that starts (and grows) empty: every
+// byte 0xff (memory/slots.hpp).
+Arg paired_slots(Context& ctx, const Paired& pk, DType dt, std::size_t rows, std::size_t n) {
+  const std::size_t es = dtype_size(dt), all = pk.PMAX * rows;
+  const std::size_t mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
+  std::size_t have = 0;
+  void* p = library::empty_slots(ctx, "ccl.paired." + pk.channel, all * mine * pk.B * es, &have);
+  return buffer(p, dt, {static_cast<std::int64_t>(all), static_cast<std::int64_t>(have / all / es)});
+}
+
+// all_reduce in slots (dsl/ccl/slots.iris): one shot, or two (a program's rows then hold
+// one block in world of its blocks, in 2 world rows a half).
+void all_reduce_slots(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, Algorithm a,
+                      int programs, Stream s) {
+  const bool two = a == Algorithm::two_shot_slots;
+  const dsl::DslKernel& kernel = two ? dsl::ccl_slots::all_reduce_two_shot_slots : dsl::ccl_slots::all_reduce_one_shot_slots;
+  const std::size_t W = static_cast<std::size_t>(ctx.world());
+  const Paired pk = paired(
+      ctx, kernel, dt, true, programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
+      std::string(kernel.name) + ".e" + std::to_string(dtype_size(dt)), 0, kSlotsBlockBytes);
+  const std::int64_t len = static_cast<std::int64_t>(n);
+  const std::size_t row_of = two ? ceil_div(ceil_div(ceil_div(n, pk.B), pk.P), W) * pk.B * pk.P : n;
+  const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op));
+  const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
+                              buffer(dst, dt, {len}), static_cast<std::int64_t>(op), std::int64_t{call},
+                              paired_slots(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)};
+  launch_call(*pk.in, *pk.notes, call, n, args, s);
+}
+
 }  // namespace
 
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op) {
-  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Algorithm::two_shot_ll)) {
+  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Algorithm::two_shot_slots)) {
     throw Error("all_reduce: ccl::Algorithm " + std::to_string(static_cast<int>(asked)) + " is not an algorithm");
   }
   require_op("all_reduce", op);
@@ -516,7 +594,17 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
                 std::to_string(bytes) + " bytes (its words hold the input several times over); use one_shot_push "
                 "or two_shot_push");
   }
+  if (in_slots(asked) && dtype != DType::f32 && dtype != DType::f16 && dtype != DType::bf16) {
+    throw Error(std::string("all_reduce: ") + name(asked) + " sends f32, f16 or bf16 (all bits set is an empty slot, "
+                "which other types cannot spare), not " + std::string(dtype_name(dtype)));
+  }
+  if (in_slots(asked) && bytes > kSlotsMostBytes) {
+    throw Error(std::string("all_reduce: ") + name(asked) + " takes at most " + std::to_string(kSlotsMostBytes >> 10) +
+                " KiB a call, not " + std::to_string(bytes) + " bytes (its slots hold the input several times over); "
+                "use one_shot_push or two_shot_push");
+  }
   if (asked != Algorithm::automatic) return asked;
+  if (const Algorithm in = all_reduce_in_slots(bytes, world, dtype); in != Algorithm::automatic) return in;
   if (bytes <= ll_up_to("all_reduce", world, dtype)) return Algorithm::one_shot_ll;
   const SmallUpTo* two = dtype_size(dtype) <= 4 && world > 2 ? row_for(kTwoShotLlUpTo, "all_reduce", world) : nullptr;
   if (bytes <= (two ? kOneShotPushBeforeTwoShotLl : small_up_to("all_reduce", world))) return Algorithm::one_shot_push;
@@ -558,6 +646,10 @@ void all_reduce(Context& ctx, DType dt, const void* src, void* dst, std::size_t 
     const std::vector<Arg> args{buffer(src, dt, {len}), buffer(dst, dt, {len}), std::int64_t{call}, state_arg(in),
                                 sync_arg(ctx, in)};
     launch_call(in, grid_notes(ctx, in, dt), call, n, args, s);
+    return;
+  }
+  if (in_slots(a)) {
+    all_reduce_slots(ctx, dt, src, dst, n, o.op, a, o.programs, s);
     return;
   }
   if (in_words(a)) {

@@ -125,7 +125,10 @@ void* tile_flags(Context& ctx, Instance& in, std::size_t count) {
   return in.tile_flags;
 }
 
-void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have, bool zero) {
+namespace {
+
+// scratch() and empty_slots(): `fill` < 0 leaves the bytes as the heap has them.
+void* grown(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have, int fill) {
   Scratch& s = state(ctx).scratch[name];
   if (s.bytes < bytes) {
     require_not_capturing(ctx, "the standard library's scratch '" + name + "' (growing to " + std::to_string(bytes) +
@@ -135,12 +138,23 @@ void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::siz
       ctx.barrier();
       ctx.heap_free(s.ptr);
     }
-    s.ptr = zero ? zeroed_heap(ctx, bytes) : ctx.heap_alloc(bytes);
+    s.ptr = ctx.heap_alloc(bytes);
+    if (fill >= 0) ctx.set_async(s.ptr, static_cast<unsigned char>(fill), bytes);
     s.bytes = bytes;
-    if (zero) ctx.barrier();  // zeroed everywhere before any rank's kernel stores into it
+    if (fill >= 0) ctx.barrier();  // set everywhere before any rank's kernel stores into it
   }
   if (have) *have = s.bytes;
   return s.ptr;
+}
+
+}  // namespace
+
+void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have, bool zero) {
+  return grown(ctx, name, bytes, have, zero ? 0 : -1);
+}
+
+void* empty_slots(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have) {
+  return grown(ctx, name, bytes, have, 0xff);
 }
 
 void* zeroed(Context& ctx, const std::string& name, std::size_t bytes) {

@@ -53,6 +53,9 @@ void* tile_flags(Context& ctx, Instance& in, std::size_t count);
 // queued work is done: nothing reads the old one any more). `have`: its size now.
 // `zero`: zeroed when made or grown.
 void* scratch(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have = nullptr, bool zero = false);
+// The same with every byte 0xff when made or grown: slots for a kernel's `send` and
+// `receive`, all empty (memory/slots.hpp).
+void* empty_slots(Context& ctx, const std::string& name, std::size_t bytes, std::size_t* have = nullptr);
 // The zeroed symmetric buffer `name` of `bytes`, made collectively on first use and kept
 // (asking for more than it was made with is an internal error).
 void* zeroed(Context& ctx, const std::string& name, std::size_t bytes);

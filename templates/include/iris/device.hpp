@@ -11,3 +11,4 @@
 #include "device/memory/signal.hpp"
 #include "device/tile/tile.hpp"
 #include "device/memory/flagged.hpp"
+#include "device/memory/slots.hpp"

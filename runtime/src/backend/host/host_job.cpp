@@ -46,6 +46,9 @@ Job& job_of(const device::Context& ctx) { return JobTable<Job>::of(ctx); }
 
 u64 load(const Flag& f) {
   if (f.bytes == 8) return std::atomic_ref<u64>(*static_cast<u64*>(const_cast<void*>(f.ptr))).load(std::memory_order_acquire);
+  if (f.bytes == 2) {
+    return std::atomic_ref<std::uint16_t>(*static_cast<std::uint16_t*>(const_cast<void*>(f.ptr))).load(std::memory_order_acquire);
+  }
   return std::atomic_ref<std::uint32_t>(*static_cast<std::uint32_t*>(const_cast<void*>(f.ptr)))
       .load(std::memory_order_acquire);
 }
@@ -53,12 +56,14 @@ u64 load(const Flag& f) {
 // The flag's value as the signed or unsigned number of its width.
 long long as_number(const Flag& f, u64 bits) {
   if (f.bytes == 4) return f.is_signed ? static_cast<std::int32_t>(bits) : static_cast<long long>(bits & 0xffffffffu);
+  if (f.bytes == 2) return static_cast<long long>(bits & 0xffffu);
   return static_cast<long long>(bits);
 }
 
 bool satisfied(const Flag& f, Cmp cmp, u64 seen, u64 value) {
   if (f.is_signed) return device::detail::compare(as_number(f, seen), cmp, as_number(f, value));
   if (f.bytes == 4) return device::detail::compare(static_cast<std::uint32_t>(seen), cmp, static_cast<std::uint32_t>(value));
+  if (f.bytes == 2) return device::detail::compare(static_cast<std::uint32_t>(seen & 0xffffu), cmp, static_cast<std::uint32_t>(value & 0xffffu));
   return device::detail::compare(seen, cmp, value);
 }
 
@@ -76,7 +81,7 @@ const char* cmp_text(Cmp c) {
 
 std::string number_text(const Flag& f, u64 bits) {
   if (f.is_signed) return std::to_string(as_number(f, bits));
-  return std::to_string(f.bytes == 4 ? bits & 0xffffffffu : bits);
+  return std::to_string(f.bytes == 4 ? bits & 0xffffffffu : f.bytes == 2 ? bits & 0xffffu : bits);
 }
 
 // Under job.mu: whether no rank can make progress. A rank is blocked when it is in a

@@ -28,7 +28,7 @@ class DeadlockError : public Error {
 // A flag a wait watches: its address (a local heap word), width and signedness.
 struct Flag {
   const void* ptr = nullptr;
-  int bytes = 8;        // 4 or 8
+  int bytes = 8;        // 2 (a slot of 16-bit values), 4 or 8
   bool is_signed = false;
   const char* name = nullptr;  // the tensor's name for messages (may be null)
   long long index = 0;         // its element index in that tensor

@@ -150,6 +150,25 @@ void Program::stmt(const tir::Stmt& s) {
       }
       return;
     }
+    case K::Send: {
+      // Each value's bits, never all set (that reads as an empty slot): a value with
+      // every bit set goes with its sign bit clear, as the GPU's send writes it.
+      const ScalarType t = elem_of(s.view.param);
+      const int eb = elem_bytes(t);
+      const std::vector<S> x = source(*s.value, static_cast<std::size_t>(s.view.size), t);
+      const View1 w = view1(s.view, s.range, "a send to");
+      char* b = base(s.view.param, s.rank, s.range) + w.offset * eb;
+      for (i64 e = 0; e < w.n; ++e) {
+        if (races::enabled()) track_as(s.view.param, b + e * eb, w.offset + e, races::Access::atomic_write, s.range);
+        std::uint32_t bits = 0;
+        write(t, &bits, x[static_cast<std::size_t>(e)]);
+        const std::uint32_t all = eb == 2 ? 0xffffu : 0xffffffffu;
+        if (bits == all) bits >>= 1;
+        if (eb == 2) store_bits<std::uint16_t>(b + e * eb, static_cast<std::uint16_t>(bits));
+        else store_bits<std::uint32_t>(b + e * eb, bits);
+      }
+      return;
+    }
     case K::Signal: {
       const ScalarType t = elem_of(s.view.param);
       const S x = cast(t, s.value->type.elem, sc(*s.value));

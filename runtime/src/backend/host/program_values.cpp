@@ -2,6 +2,8 @@
 // products, computed as the CUDA printer's code computes them.
 #include "backend/host/program.hpp"
 
+#include "backend/host/host_job.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -177,6 +179,7 @@ S Program::sc(const tir::Value& v) {
     case K::Fill:
     case K::Iota:
     case K::Broadcast:
+    case K::Receive:
     case K::Matmul: break;
   }
   fail(v.range, std::string("a tile where a scalar was expected (") + tir::name(v.kind) + ")");
@@ -292,6 +295,28 @@ void Program::tl(const tir::Value& v, std::vector<S>& out) {
       for (i64 e = 0; e < w.n; ++e) {
         if (races::enabled()) track_as(v.view.param, b + e / per * 8, w.offset + e / per, races::Access::atomic_read, v.range);
         out[static_cast<std::size_t>(e)] = flagged_value(v, b, e, flag, where);
+      }
+      return;
+    }
+    case K::Receive: {
+      // Each slot waited for until it holds a value, read, and emptied again.
+      const ScalarType t = elem_of(v.view.param);
+      const int eb = elem_bytes(t);
+      const View1 w = view1(v.view, v.range, "a receive of");
+      char* b = base(v.view.param, nullptr, v.range) + w.offset * eb;
+      const std::string where = site(v.range);
+      const std::uint64_t empty = eb == 2 ? 0xffffu : 0xffffffffu;
+      out.assign(n, S{});
+      for (i64 e = 0; e < w.n; ++e) {
+        char* p = b + e * eb;
+        if (races::enabled()) track_as(v.view.param, p, w.offset + e, races::Access::atomic_read, v.range);
+        Flag f{p, eb, false, param(v.view.param).name.c_str(), w.offset + e};
+        wait(l_.ctx, f, device::Cmp::ne, empty, device::WaitSite{where.c_str(), -1, 0}, static_cast<int>(program_), &l_.failed);
+        after_wait();
+        out[static_cast<std::size_t>(e)] = read(t, p);
+        if (races::enabled()) track_as(v.view.param, p, w.offset + e, races::Access::atomic_write, v.range);
+        if (eb == 2) store_bits<std::uint16_t>(p, static_cast<std::uint16_t>(empty));
+        else store_bits<std::uint32_t>(p, static_cast<std::uint32_t>(empty));
       }
       return;
     }

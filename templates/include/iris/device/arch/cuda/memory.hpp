@@ -227,4 +227,54 @@ IRIS_DEVICE IRIS_FORCEINLINE void word_load2(const u64* p, u64& a, u64& b) {
   asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
 }
 
+// Slots (memory/slots.hpp): volatile, so every poll reads memory; N 32-bit words at p
+// (aligned to the access) with the widest accesses N allows, or one 16-bit value.
+template <int N>
+IRIS_DEVICE IRIS_FORCEINLINE void slot_load(const u32* p, u32* w) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4) {
+      asm volatile("ld.volatile.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(w[i]), "=r"(w[i + 1]), "=r"(w[i + 2]), "=r"(w[i + 3])
+                   : "l"(p + i)
+                   : "memory");
+    }
+  } else if constexpr (N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+      asm volatile("ld.volatile.global.v2.b32 {%0, %1}, [%2];" : "=r"(w[i]), "=r"(w[i + 1]) : "l"(p + i) : "memory");
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("ld.volatile.global.b32 %0, [%1];" : "=r"(w[i]) : "l"(p + i) : "memory");
+  }
+}
+template <int N>
+IRIS_DEVICE IRIS_FORCEINLINE void slot_store(u32* p, const u32* w) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4) {
+      asm volatile("st.volatile.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p + i), "r"(w[i]), "r"(w[i + 1]),
+                   "r"(w[i + 2]), "r"(w[i + 3])
+                   : "memory");
+    }
+  } else if constexpr (N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+      asm volatile("st.volatile.global.v2.b32 [%0], {%1, %2};" ::"l"(p + i), "r"(w[i]), "r"(w[i + 1]) : "memory");
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) asm volatile("st.volatile.global.b32 [%0], %1;" ::"l"(p + i), "r"(w[i]) : "memory");
+  }
+}
+IRIS_DEVICE IRIS_FORCEINLINE unsigned short slot_load16(const unsigned short* p) {
+  unsigned short h;
+  asm volatile("ld.volatile.global.b16 %0, [%1];" : "=h"(h) : "l"(p) : "memory");
+  return h;
+}
+IRIS_DEVICE IRIS_FORCEINLINE void slot_store16(unsigned short* p, unsigned short h) {
+  asm volatile("st.volatile.global.b16 [%0], %1;" ::"l"(p), "h"(h) : "memory");
+}
+
 }  // namespace iris::device::detail

@@ -113,4 +113,23 @@ IRIS_DEVICE IRIS_FORCEINLINE void word_load2(const u64* p, u64& a, u64& b) {
   b = word_load(p + 1);
 }
 
+// Slots (memory/slots.hpp), relaxed at system scope: every poll reads memory; 32-bit
+// words one at a time, or one 16-bit value.
+template <int N>
+IRIS_DEVICE IRIS_FORCEINLINE void slot_load(const u32* p, u32* w) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) w[i] = __hip_atomic_load(amdgcn::global(const_cast<u32*>(p + i)), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+template <int N>
+IRIS_DEVICE IRIS_FORCEINLINE void slot_store(u32* p, const u32* w) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) __hip_atomic_store(amdgcn::global(p + i), w[i], __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+IRIS_DEVICE IRIS_FORCEINLINE unsigned short slot_load16(const unsigned short* p) {
+  return __hip_atomic_load(amdgcn::global(const_cast<unsigned short*>(p)), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+IRIS_DEVICE IRIS_FORCEINLINE void slot_store16(unsigned short* p, unsigned short h) {
+  __hip_atomic_store(amdgcn::global(p), h, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
+}
+
 }  // namespace iris::device::detail
