@@ -165,7 +165,8 @@ TEST_P(Collectives, BroadcastsWithRootsInRuns) {
     // 80000 floats: the ll route relays through the non-root ranks from 128 KiB at more
     // than 2 ranks, so both of its kernels see roots in runs.
     for (auto [n, route] : {std::pair{std::size_t{3001}, ccl::Route::staged}, {std::size_t{3001}, ccl::Route::direct},
-                            {std::size_t{3001}, ccl::Route::ll}, {std::size_t{80000}, ccl::Route::ll}}) {
+                            {std::size_t{3001}, ccl::Route::ll}, {std::size_t{80000}, ccl::Route::ll},
+                            {std::size_t{3001}, ccl::Route::slots}, {std::size_t{80000}, ccl::Route::slots}}) {
       std::vector<Tensor<float>> b;
       for (int call = 0; call < 16; ++call) b.push_back(filled<float>(ctx, n, 90 + call));
       ctx.barrier();
@@ -191,7 +192,8 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
     for (auto [n, route] : {std::pair{std::size_t{1}, ccl::Route::automatic}, {std::size_t{1001}, ccl::Route::automatic},
                             {std::size_t{1001}, ccl::Route::direct}, {std::size_t{1001}, ccl::Route::staged},
                             {big, ccl::Route::direct}, {big, ccl::Route::staged}, {std::size_t{1001}, ccl::Route::ll},
-                            {std::min(big, ccl::kLlMostBytes / sizeof(float) / uw), ccl::Route::ll}}) {
+                            {std::min(big, ccl::kLlMostBytes / sizeof(float) / uw), ccl::Route::ll},
+                            {std::size_t{1001}, ccl::Route::slots}, {big, ccl::Route::slots}}) {
       const std::string at = " of " + std::to_string(n) + " (" + ccl::name(route) + ")";
       ccl::Options o;
       o.route = route;
@@ -282,7 +284,7 @@ TEST_P(Collectives, InPlaceAllGatherAndReduceScatter) {
     const int w = ctx.world();
     const auto uw = static_cast<std::size_t>(w), me = static_cast<std::size_t>(ctx.rank());
     for (std::size_t n : {std::size_t{1}, std::size_t{1001}, on_host_backend() ? std::size_t{20000} : std::size_t{300000}}) {
-      for (auto route : {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
+      for (auto route : {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged, ccl::Route::ll, ccl::Route::slots}) {
         if (route == ccl::Route::ll && n * uw * sizeof(float) > ccl::kLlMostBytes) continue;
         ccl::Options o;
         o.route = route;
@@ -446,7 +448,7 @@ TEST_P(Collectives, PairedCollectivesQueuedWithTwoSizes) {
       expect_equal(yb, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i, 51); }, what);
       ctx.barrier();
     }
-    for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
+    for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll, ccl::Route::slots}) {
       // The ll route gives out at most kLlMostBytes: its larger set's outputs stay below.
       const std::size_t n = route == ccl::Route::ll ? std::min(n0, ccl::kLlMostBytes / sizeof(float) / uw / 3) : n0;
       ccl::Options o;
@@ -560,7 +562,7 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcastInAGraph) {
     auto mine = ctx.empty<float>(n);
     auto a2a = ctx.empty<float>(n * uw);
     auto b = ctx.empty<float>(n);
-    for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll}) {
+    for (auto route : {ccl::Route::direct, ccl::Route::staged, ccl::Route::ll, ccl::Route::slots}) {
     ccl::Options o;
     o.route = route;
     const auto calls = [&] {

@@ -152,6 +152,10 @@ TEST(CclChoices, Names) {
   EXPECT_STREQ(ccl::name(Algorithm::two_shot_slots), "two_shot_slots");
   EXPECT_STREQ(ccl::name(Route::staged), "staged");
   EXPECT_STREQ(ccl::name(Route::ll), "ll");
+  EXPECT_STREQ(ccl::name(Route::slots), "slots");
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::slots, 8, 4, DType::bf16), Route::slots);
+  EXPECT_THROW(ccl::choose_route("all_gather", static_cast<Route>(static_cast<int>(Route::slots) + 1), 8, 4, DType::bf16),
+               Error);
 }
 
 // At 4 ranks the words pay to smaller sizes than at 2 for some collectives (each rank's

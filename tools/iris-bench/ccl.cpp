@@ -78,7 +78,8 @@ Collective parse_collective(const std::string& s) {
   return parse_name(kCollectives, s, "--collectives", [](Collective c) { return std::string(name(c)); });
 }
 ccl::Route parse_route(const std::string& s) {
-  constexpr ccl::Route kRoutes[] = {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged, ccl::Route::ll};
+  constexpr ccl::Route kRoutes[] = {ccl::Route::automatic, ccl::Route::direct, ccl::Route::staged, ccl::Route::ll,
+                                    ccl::Route::slots};
   return parse_name(kRoutes, s, "--routes", [](ccl::Route r) { return std::string(ccl::name(r)); });
 }
 ccl::Algorithm parse_algorithm(const std::string& s) {
@@ -154,7 +155,13 @@ std::string unsupported(const Variant& v, const CclCall& c, bool in_place) {
     if (dtype_size(c.dtype) > 4) return "the ll route carries types of at most 4 bytes";
     if (output_count(c) * dtype_size(c.dtype) > ccl::kLlMostBytes) return "the ll route gives out at most " + std::to_string(ccl::kLlMostBytes >> 20) + " MiB a call";
   }
-  if (!v.nccl && (v.route == ccl::Route::staged || v.route == ccl::Route::ll) &&
+  if (!v.nccl && v.route == ccl::Route::slots) {
+    if (c.dtype != DType::f32 && c.dtype != DType::f16 && c.dtype != DType::bf16) return "the slots route sends f32, f16 or bf16";
+    if (output_count(c) * dtype_size(c.dtype) > ccl::kSlotsMostBytes) {
+      return "the slots route gives out at most " + std::to_string(ccl::kSlotsMostBytes >> 20) + " MiB a call";
+    }
+  }
+  if (!v.nccl && (v.route == ccl::Route::staged || v.route == ccl::Route::ll || v.route == ccl::Route::slots) &&
       output_count(c) * dtype_size(c.dtype) > kOneShotPushMost) {
     return std::string("the ") + ccl::name(v.route) +
            " route is timed up to 16 MiB of output (its scratch holds 2 world outputs, or more)";

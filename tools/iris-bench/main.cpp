@@ -75,7 +75,7 @@ void usage() {
       "  --collectives LIST  all_reduce,all_gather,reduce_scatter,all_to_all,broadcast (default all)\n"
       "  --algorithms LIST   all_reduce algorithms, each its own variant: %s\n"
       "                  (default all; automatic shows the one it picked)\n"
-      "  --routes LIST   all_gather, reduce_scatter, all_to_all, broadcast: direct, staged, ll,\n"
+      "  --routes LIST   all_gather, reduce_scatter, all_to_all, broadcast: direct, staged, ll, slots,\n"
       "                  automatic (ccl::Route), each its own variant (default automatic)\n"
       "  --programs LIST program counts of the collectives whose programs pair up across ranks\n"
       "                  (ccl::Options::programs), each its own variant; 0 is automatic (default)\n"

@@ -61,16 +61,20 @@ enum class Algorithm {
 // fence: 8 KiB calls 1.4-1.7x faster than staged on 2 x H100), staged above, direct for
 // the largest (the sizes are in ccl.cpp's tables, measured at 2 and 4 ranks). broadcast's
 // ll route relays through the other ranks from a few hundred KiB at more than 2 ranks, so
-// that root's link carries the words once.
-enum class Route { automatic, direct, staged, ll };
+// that root's link carries the words once. slots: the ll route in slots (all_reduce's
+// one_shot_slots): each value alone at its own size, no flag round; f32, f16 and bf16,
+// outputs of at most kSlotsMostBytes; broadcast's relays from a few hundred KiB at more
+// than 2 ranks, as ll's does.
+enum class Route { automatic, direct, staged, ll, slots };
 
 // The most bytes one_shot_ll takes in and the ll route gives out in a call: their
 // words take twice the data's bytes (a 4-byte flag beside every 4 bytes of data), in
 // two halves of up to world rows each, and past a few MiB the doubled bytes on the links
 // cost more than the fences they save.
 inline constexpr std::size_t kLlMostBytes = std::size_t{4} << 20;
-// The most bytes one_shot_slots and two_shot_slots take in a call: their slots hold 2
-// world (one shot) or 4 (two shot) times the input.
+// The most bytes one_shot_slots and two_shot_slots take in and the slots route gives
+// out in a call: their slots hold 2 world (one shot) or 4 (two shot) times the input, 2
+// times the output (the route).
 inline constexpr std::size_t kSlotsMostBytes = std::size_t{64} << 20;
 
 struct Options {

@@ -49,6 +49,7 @@ const char* name(Route r) {
     case Route::direct: return "direct";
     case Route::staged: return "staged";
     case Route::ll: return "ll";
+    case Route::slots: return "slots";
   }
   return "?";
 }
@@ -209,9 +210,9 @@ void require_op(const char* what, ReduceOp op) {
 }
 
 Route choose_route(const char* collective, Route asked, std::size_t bytes, int world, DType dtype) {
-  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Route::ll)) {
+  if (static_cast<unsigned>(asked) > static_cast<unsigned>(Route::slots)) {
     throw Error(std::string(collective) + ": ccl::Route " + std::to_string(static_cast<int>(asked)) +
-                " is not a route (automatic, direct, staged or ll)");
+                " is not a route (automatic, direct, staged, ll or slots)");
   }
   if (asked != Route::automatic) return asked;
   const std::size_t small = small_up_to(collective, world);  // also refuses an unknown collective
@@ -511,6 +512,19 @@ void require_ll(const std::string& what, DType dt, std::size_t bytes) {
   }
 }
 
+// What the slots route refuses: types other than f32, f16 and bf16, and more than
+// kSlotsMostBytes of output.
+void require_slots(const std::string& what, DType dt, std::size_t bytes) {
+  if (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16) {
+    throw Error(what + ": the slots route sends f32, f16 or bf16 (all bits set is an empty slot, which other types "
+                "cannot spare), not " + std::string(dtype_name(dt)));
+  }
+  if (bytes > kSlotsMostBytes) {
+    throw Error(what + ": the slots route gives out at most " + std::to_string(kSlotsMostBytes >> 10) + " KiB a call, not " +
+                std::to_string(bytes) + " bytes (its slots hold twice the output); use the direct route");
+  }
+}
+
 // Whether all_reduce's algorithm `a` moves data-and-flag words.
 bool in_words(Algorithm a) { return a == Algorithm::one_shot_ll || a == Algorithm::two_shot_ll; }
 
@@ -543,10 +557,19 @@ bool in_slots(Algorithm a) { return a == Algorithm::one_shot_slots || a == Algor
 // and the two shot at each size, 2026-11-27).
 constexpr std::size_t kSlotsBlockBytes = std::size_t{4} << 10;
 
+// paired() for a kernel of dsl/ccl/slots.iris (dsl::ccl_slots), in blocks of
+// kSlotsBlockBytes, in a channel of its name and element size (a block's elements, and
+// so the places of a program's blocks in its rows, depend on the size).
+template <class Work>
+Paired paired_slots(Context& ctx, const dsl::DslKernel& kernel, DType dt, int programs, Work work) {
+  return paired(ctx, kernel, dt, true, programs, work, {}, std::string(kernel.name) + ".e" + std::to_string(dtype_size(dt)),
+                0, kSlotsBlockBytes);
+}
+
 // The slots of a paired kernel: PMAX * `rows` rows of a program's blocks of `n` elements
 // of type dt, in a scratch of the channel's own that starts (and grows) empty: every
 // byte 0xff (memory/slots.hpp).
-Arg paired_slots(Context& ctx, const Paired& pk, DType dt, std::size_t rows, std::size_t n) {
+Arg slots_arg(Context& ctx, const Paired& pk, DType dt, std::size_t rows, std::size_t n) {
   const std::size_t es = dtype_size(dt), all = pk.PMAX * rows;
   const std::size_t mine = std::max<std::size_t>(ceil_div(ceil_div(n, pk.B), pk.P), 1);
   std::size_t have = 0;
@@ -561,15 +584,13 @@ void all_reduce_slots(Context& ctx, DType dt, const void* src, void* dst, std::s
   const bool two = a == Algorithm::two_shot_slots;
   const dsl::DslKernel& kernel = two ? dsl::ccl_slots::all_reduce_two_shot_slots : dsl::ccl_slots::all_reduce_one_shot_slots;
   const std::size_t W = static_cast<std::size_t>(ctx.world());
-  const Paired pk = paired(
-      ctx, kernel, dt, true, programs, [&](std::size_t B) { return ceil_div(n, B); }, {},
-      std::string(kernel.name) + ".e" + std::to_string(dtype_size(dt)), 0, kSlotsBlockBytes);
+  const Paired pk = paired_slots(ctx, kernel, dt, programs, [&](std::size_t B) { return ceil_div(n, B); });
   const std::int64_t len = static_cast<std::int64_t>(n);
   const std::size_t row_of = two ? ceil_div(ceil_div(ceil_div(n, pk.B), pk.P), W) * pk.B * pk.P : n;
   const std::uint32_t call = call_descriptor(Collective::all_reduce, static_cast<unsigned>(a), dt, n, static_cast<int>(op));
   const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len}, n * dtype_size(dt)),
                               buffer(dst, dt, {len}), static_cast<std::int64_t>(op), std::int64_t{call},
-                              paired_slots(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)};
+                              slots_arg(ctx, pk, dt, (two ? 4 : 2) * W, row_of), pk.state(), pk.flags(ctx)};
   launch_call(*pk.in, *pk.notes, call, n, args, s);
 }
 
@@ -686,6 +707,16 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   const Arg in = Arg::device_buffer(const_cast<void*>(src), dt, src_shape, src_elements * es);
   const bool gather = what == "all_gather";  // else all_to_all
   const Collective collective = gather ? Collective::all_gather : Collective::all_to_all;
+  if (route == Route::slots) {
+    require_slots(what, dt, bytes);
+    const Paired pk = paired_slots(ctx, gather ? dsl::ccl_slots::all_gather_slots : dsl::ccl_slots::all_to_all_slots, dt,
+                                   o.programs, blocks);
+    const std::uint32_t call = call_descriptor(collective, static_cast<unsigned>(route), dt, n * W);
+    const std::vector<Arg> args{in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
+                                slots_arg(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
+    launch_call(*pk.in, *pk.notes, call, n * W, args, stream_of(ctx, o));
+    return;
+  }
   if (route == Route::ll) {
     require_ll(what, dt, bytes);
     const Paired pk = paired_ll(ctx, gather ? dsl::ccl_ll::all_gather_ll : dsl::ccl_ll::all_to_all_ll, dt, o.programs, blocks);
@@ -722,6 +753,19 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
   const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world(), dt);
+  if (route == Route::slots) {
+    require_slots("reduce_scatter", dt, n * es);
+    const Paired pk = paired_slots(ctx, dsl::ccl_slots::reduce_scatter_slots, dt, o.programs,
+                                   [&](std::size_t B) { return ceil_div(n, B); });
+    const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
+    const std::uint32_t call =
+        call_descriptor(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
+    const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
+                                Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
+                                std::int64_t{call}, slots_arg(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
+    launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
+    return;
+  }
   if (route == Route::ll) {
     require_ll("reduce_scatter", dt, n * es);
     const Paired pk = paired_ll(ctx, dsl::ccl_ll::reduce_scatter_ll, dt, o.programs,
@@ -776,6 +820,18 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   require_on_heap(ctx, "broadcast", x);
   const std::size_t es = dtype_size(dt);
   const Route route = choose_route("broadcast", o.route, n * es, ctx.world(), dt);
+  if (route == Route::slots) {
+    require_slots("broadcast", dt, n * es);
+    const bool relay = ctx.world() > 2 && n * es >= kBroadcastRelayFrom;
+    const Paired pk = paired_slots(ctx, relay ? dsl::ccl_slots::broadcast_slots_relay : dsl::ccl_slots::broadcast_slots, dt,
+                                   o.programs, [&](std::size_t B) { return ceil_div(n, B); });
+    pk.notes->root_only = true;
+    const std::uint32_t call = call_descriptor(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
+    const std::vector<Arg> args{buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
+                                slots_arg(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)};
+    launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
+    return;
+  }
   if (route == Route::ll) {
     require_ll("broadcast", dt, n * es);
     const bool relay = ctx.world() > 2 && n * es >= kBroadcastRelayFrom;

@@ -51,7 +51,7 @@ std::string call_text(std::uint32_t d, std::size_t count) {
   const Call c = fields_of(d);
   const bool known = c.collective <= static_cast<unsigned>(Collective::broadcast) && c.dtype <= static_cast<unsigned>(DType::u64) &&
                      c.how <= (c.collective == 0 ? static_cast<unsigned>(Algorithm::two_shot_slots)
-                                                 : static_cast<unsigned>(Route::ll));
+                                                 : static_cast<unsigned>(Route::slots));
   if (!known) return "a call this library does not make (descriptor " + hex(d, 8) + ")";
   const auto coll = static_cast<Collective>(c.collective);
   std::string s = std::string(name(coll)) + " of " + (count ? std::to_string(count) + " " : std::string()) +
