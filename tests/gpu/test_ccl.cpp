@@ -211,14 +211,31 @@ TEST_P(Collectives, GatherScatterAllToAllBroadcast) {
       expect_equal(mine, [&](std::size_t i) { return reduce_ref(ccl::ReduceOp::sum, w, i + static_cast<std::size_t>(ctx.rank()) * n, 1); },
                    "reduce_scatter" + at);
 
-      // all_to_all: slice q of rank r's input is slice r of rank q's output.
-      auto src = filled<std::int32_t>(ctx, n * uw, 2);
-      auto dst = ctx.zeros<std::int32_t>(n * uw);
-      ccl::all_to_all(ctx, src, dst, o);
-      ctx.synchronize();
-      expect_equal(dst, [&](std::size_t i) {
-        return input(static_cast<int>(i / n), static_cast<std::size_t>(ctx.rank()) * n + i % n, 2);
-      }, "all_to_all" + at);
+      // all_to_all: slice q of rank r's input is slice r of rank q's output (i32; f32 on
+      // the slots route, which refuses integers).
+      const auto a2a = [&]<class T>(T) {
+        auto src = filled<T>(ctx, n * uw, 2);
+        auto dst = ctx.zeros<T>(n * uw);
+        ccl::all_to_all(ctx, src, dst, o);
+        ctx.synchronize();
+        expect_equal(dst, [&](std::size_t i) {
+          return input(static_cast<int>(i / n), static_cast<std::size_t>(ctx.rank()) * n + i % n, 2);
+        }, "all_to_all" + at);
+      };
+      if (route == ccl::Route::slots) {
+        a2a(0.0f);
+        auto src = filled<std::int32_t>(ctx, n * uw, 2);
+        auto dst = ctx.zeros<std::int32_t>(n * uw);
+        bool refused = false;
+        try {
+          ccl::all_to_all(ctx, src, dst, o);
+        } catch (const Error& e) {
+          refused = std::string(e.what()).find("sends f32, f16 or bf16") != std::string::npos;
+        }
+        require(refused, "an i32 all_to_all on the slots route is refused with a message");
+      } else {
+        a2a(std::int32_t{0});
+      }
 
       auto b = filled<half>(ctx, n, 3);
       ccl::broadcast(ctx, b, w - 1, o);

@@ -37,9 +37,10 @@ TEST(CclChoices, AllReduceBySizeAndWorld) {
 }
 
 TEST(CclChoices, RoutesBySize) {
-  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB, 4, DType::bf16), Route::staged);
+  // (i32: no slots, which floating-point types take at 3-4 ranks; RoutesInSlots.)
+  EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB, 4, DType::i32), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_gather", Route::automatic, 4 * MiB + 1, 4, DType::bf16), Route::direct);
-  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 4 * MiB, 4, DType::bf16), Route::staged);
+  EXPECT_EQ(ccl::choose_route("reduce_scatter", Route::automatic, 4 * MiB, 4, DType::i32), Route::staged);
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::automatic, 16 * MiB, 4, DType::bf16), Route::direct);
   // 8-byte types never go in words, so broadcast's staged range shows with them.
   EXPECT_EQ(ccl::choose_route("broadcast", Route::automatic, 1 * MiB, 4, DType::i64), Route::staged);
@@ -184,15 +185,36 @@ TEST(CclChoices, DataAndFlagWordsAtFourRanks) {
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 200 * KiB, 4, DType::i64, ReduceOp::sum), Algorithm::one_shot_push);
   EXPECT_EQ(ccl::choose_all_reduce(Algorithm::automatic, 256 * KiB + 1, 4, DType::i64, ReduceOp::sum), Algorithm::two_shot_push);
   // broadcast relays its words from 128 KiB and keeps them to 2 MiB, past which the
-  // direct route takes over.
+  // direct route takes over (integers: floating-point types go in slots past the words).
   const std::tuple<const char*, std::size_t, Route> up_to[] = {{"all_gather", 256 * KiB, Route::staged},
                                                                {"reduce_scatter", 64 * KiB, Route::staged},
                                                                {"all_to_all", 256 * KiB, Route::staged},
                                                                {"broadcast", 2 * MiB, Route::direct}};
   for (auto [c, bytes, then] : up_to) {
-    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes, 4, DType::bf16), Route::ll) << c;
-    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes + 1, 4, DType::bf16), then) << c;
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes, 4, DType::i32), Route::ll) << c;
+    EXPECT_EQ(ccl::choose_route(c, Route::automatic, bytes + 1, 4, DType::i32), then) << c;
     EXPECT_NE(ccl::choose_route(c, Route::automatic, bytes, 4, DType::i64), Route::ll) << c;
+  }
+}
+
+// At 3-4 ranks floating-point types go in slots past the words' sizes, to 4 MiB (broadcast:
+// at every size to 16 MiB); integers never do, nor 2 ranks (not yet measured).
+TEST(CclChoices, RoutesInSlots) {
+  const std::tuple<const char*, std::size_t, std::size_t, Route> rows[] = {
+      {"all_gather", 256 * KiB, 4 * MiB, Route::direct},
+      {"reduce_scatter", 64 * KiB, 4 * MiB, Route::direct},
+      {"all_to_all", 256 * KiB, 4 * MiB, Route::direct},
+      {"broadcast", 0, 16 * MiB, Route::direct}};
+  for (auto [c, from, to, then] : rows) {
+    for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+      if (from) EXPECT_EQ(ccl::choose_route(c, Route::automatic, from, 4, t), Route::ll) << c;
+      EXPECT_EQ(ccl::choose_route(c, Route::automatic, from + 1, 4, t), Route::slots) << c;
+      EXPECT_EQ(ccl::choose_route(c, Route::automatic, to, 3, t), Route::slots) << c;
+      EXPECT_EQ(ccl::choose_route(c, Route::automatic, to + 1, 4, t), then) << c;
+    }
+    EXPECT_NE(ccl::choose_route(c, Route::automatic, to, 4, DType::i32), Route::slots) << c;
+    EXPECT_NE(ccl::choose_route(c, Route::automatic, to, 2, DType::bf16), Route::slots) << c;
+    EXPECT_NE(ccl::choose_route(c, Route::automatic, to, 8, DType::bf16), Route::slots) << c;
   }
 }
 

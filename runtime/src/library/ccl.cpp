@@ -180,6 +180,38 @@ Algorithm all_reduce_in_slots(std::size_t bytes, int world, DType dt) {
   return Algorithm::automatic;
 }
 
+// Where automatic sends all_gather, reduce_scatter, all_to_all and broadcast in slots (the
+// slots route), for f32, f16 and bf16: from past `from` (the sizes below keep their
+// route, ll) to `bytes` of output (broadcast: x). From `iris-bench ccl --graph --dtypes
+// bf16 --collectives all_gather,reduce_scatter,all_to_all,broadcast --routes
+// ll,slots,staged,direct --sizes 8KiB,...,16MiB` on 4 x H100 (2026-11-27,
+// docs/performance.md), in a graph: all_gather 256 KiB ll 6.15 us against slots 6.37, 1
+// MiB 9.77 against 8.21, 4 MiB slots 17.61 against staged 18.76, 16 MiB direct 49.22
+// against slots 58.69; reduce_scatter 256 KiB slots 6.41 against staged 7.48, 4 MiB
+// 16.75 against 19.61; all_to_all 1 MiB 8.12 against ll 10.42, 4 MiB 17.33 against
+// staged 18.77; broadcast slots at every size, 8 KiB 3.40 against ll 3.45, 4 MiB 17.75
+// against direct 30.09, 16 MiB 59.22 against 66.16. Not yet measured at 2 ranks: no row.
+struct SlotsRouteUpTo {
+  const char* collective;
+  int world;  // the most ranks the row is for
+  std::size_t from, bytes;
+};
+constexpr SlotsRouteUpTo kSlotsRouteUpTo[] = {
+    {"all_gather", 4, std::size_t{256} << 10, std::size_t{4} << 20},
+    {"reduce_scatter", 4, std::size_t{64} << 10, std::size_t{4} << 20},
+    {"all_to_all", 4, std::size_t{256} << 10, std::size_t{4} << 20},
+    {"broadcast", 4, 0, std::size_t{16} << 20},
+};
+
+// Whether automatic sends `collective` of `bytes` of dt at `world` ranks in slots.
+bool route_in_slots(const char* collective, std::size_t bytes, int world, DType dt) {
+  if (world < 3 || (dt != DType::f32 && dt != DType::f16 && dt != DType::bf16)) return false;
+  for (const SlotsRouteUpTo& row : kSlotsRouteUpTo) {
+    if (std::string_view(row.collective) == collective && world <= row.world) return bytes > row.from && bytes <= row.bytes;
+  }
+  return false;
+}
+
 // The first row of `table` for `collective` whose world covers `world`, or null.
 template <std::size_t N>
 const SmallUpTo* row_for(const SmallUpTo (&table)[N], const char* collective, int world) {
@@ -216,6 +248,7 @@ Route choose_route(const char* collective, Route asked, std::size_t bytes, int w
   }
   if (asked != Route::automatic) return asked;
   const std::size_t small = small_up_to(collective, world);  // also refuses an unknown collective
+  if (route_in_slots(collective, bytes, world, dtype)) return Route::slots;
   if (bytes <= ll_up_to(collective, world, dtype)) return Route::ll;
   return bytes <= small ? Route::staged : Route::direct;
 }
