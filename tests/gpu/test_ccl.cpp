@@ -131,7 +131,7 @@ TEST_P(Collectives, AllReduceEveryAlgorithmTypeAndOp) {
       refused = std::string(e.what()).find("at most 4 bytes") != std::string::npos;
     }
     require(refused, "a one_shot_ll all_reduce of i64 is refused with a message");
-  });
+  }, std::size_t{512} << 20);  // every algorithm keeps its scratch, for inputs of 4 MiB
 }
 
 TEST_P(Collectives, HundredCallsBackToBackWithoutAReset) {

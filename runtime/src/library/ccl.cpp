@@ -591,12 +591,12 @@ bool in_slots(Algorithm a) { return a == Algorithm::one_shot_slots || a == Algor
 constexpr std::size_t kSlotsBlockBytes = std::size_t{4} << 10;
 
 // paired() for a kernel of dsl/ccl/slots.iris (dsl::ccl_slots), in blocks of
-// kSlotsBlockBytes, in a channel of its name and element size (a block's elements, and
-// so the places of a program's blocks in its rows, depend on the size).
+// kSlotsBlockBytes. One channel (slots, counters) a kernel, whatever the element type:
+// a block is 4 KiB of any type, so a program's blocks sit at the same bytes of its rows,
+// and an empty slot is all bits set in every type.
 template <class Work>
 Paired paired_slots(Context& ctx, const dsl::DslKernel& kernel, DType dt, int programs, Work work) {
-  return paired(ctx, kernel, dt, true, programs, work, {}, std::string(kernel.name) + ".e" + std::to_string(dtype_size(dt)),
-                0, kSlotsBlockBytes);
+  return paired(ctx, kernel, dt, true, programs, work, {}, "", 0, kSlotsBlockBytes);
 }
 
 // The slots of a paired kernel: PMAX * `rows` rows of a program's blocks of `n` elements
