@@ -610,6 +610,18 @@ Arg slots_arg(Context& ctx, const Paired& pk, DType dt, std::size_t rows, std::s
   return buffer(p, dt, {static_cast<std::int64_t>(all), static_cast<std::int64_t>(have / all / es)});
 }
 
+// The ll and slots routes' refusals (require_ll, require_slots), by route.
+void require_in_flight(const std::string& what, Route route, DType dt, std::size_t bytes) {
+  if (route == Route::slots) require_slots(what, dt, bytes);
+  else require_ll(what, dt, bytes);
+}
+
+// What the ll and slots routes' kernels hold a call's data in: data-and-flag words or
+// slots, PMAX * `rows` rows of a program's blocks of `n` elements.
+Arg in_flight(Context& ctx, const Paired& pk, Route route, DType dt, std::size_t rows, std::size_t n) {
+  return route == Route::slots ? slots_arg(ctx, pk, dt, rows, n) : paired_words(ctx, pk, dt, rows, n);
+}
+
 // all_reduce in slots (dsl/ccl/slots.iris): one shot, or two (a program's rows then hold
 // one block in world of its blocks, in 2 world rows a half).
 void all_reduce_slots(Context& ctx, DType dt, const void* src, void* dst, std::size_t n, ReduceOp op, Algorithm a,
@@ -740,22 +752,16 @@ void exchange(Context& ctx, const std::string& what, DType dt, const void* src, 
   const Arg in = Arg::device_buffer(const_cast<void*>(src), dt, src_shape, src_elements * es);
   const bool gather = what == "all_gather";  // else all_to_all
   const Collective collective = gather ? Collective::all_gather : Collective::all_to_all;
-  if (route == Route::slots) {
-    require_slots(what, dt, bytes);
-    const Paired pk = paired_slots(ctx, gather ? dsl::ccl_slots::all_gather_slots : dsl::ccl_slots::all_to_all_slots, dt,
-                                   o.programs, blocks);
+  if (route == Route::ll || route == Route::slots) {
+    require_in_flight(what, route, dt, bytes);
+    const Paired pk =
+        route == Route::slots
+            ? paired_slots(ctx, gather ? dsl::ccl_slots::all_gather_slots : dsl::ccl_slots::all_to_all_slots, dt, o.programs,
+                           blocks)
+            : paired_ll(ctx, gather ? dsl::ccl_ll::all_gather_ll : dsl::ccl_ll::all_to_all_ll, dt, o.programs, blocks);
     const std::uint32_t call = call_descriptor(collective, static_cast<unsigned>(route), dt, n * W);
     const std::vector<Arg> args{in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
-                                slots_arg(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
-    launch_call(*pk.in, *pk.notes, call, n * W, args, stream_of(ctx, o));
-    return;
-  }
-  if (route == Route::ll) {
-    require_ll(what, dt, bytes);
-    const Paired pk = paired_ll(ctx, gather ? dsl::ccl_ll::all_gather_ll : dsl::ccl_ll::all_to_all_ll, dt, o.programs, blocks);
-    const std::uint32_t call = call_descriptor(collective, static_cast<unsigned>(route), dt, n * W);
-    const std::vector<Arg> args{in, Arg::device_buffer(dst, dt, dst_shape, bytes), std::int64_t{call},
-                                paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
+                                in_flight(ctx, pk, route, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
     launch_call(*pk.in, *pk.notes, call, n * W, args, stream_of(ctx, o));
     return;
   }
@@ -786,29 +792,18 @@ void reduce_scatter(Context& ctx, DType dt, const void* src, void* dst, std::siz
   if (n == 0) return;
   const std::size_t es = dtype_size(dt), W = static_cast<std::size_t>(ctx.world());
   const Route route = choose_route("reduce_scatter", o.route, n * es, ctx.world(), dt);
-  if (route == Route::slots) {
-    require_slots("reduce_scatter", dt, n * es);
-    const Paired pk = paired_slots(ctx, dsl::ccl_slots::reduce_scatter_slots, dt, o.programs,
-                                   [&](std::size_t B) { return ceil_div(n, B); });
+  if (route == Route::ll || route == Route::slots) {
+    require_in_flight("reduce_scatter", route, dt, n * es);
+    const bool slots = route == Route::slots;
+    const auto blocks = [&](std::size_t B) { return ceil_div(n, B); };
+    const Paired pk = slots ? paired_slots(ctx, dsl::ccl_slots::reduce_scatter_slots, dt, o.programs, blocks)
+                            : paired_ll(ctx, dsl::ccl_ll::reduce_scatter_ll, dt, o.programs, blocks);
     const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
     const std::uint32_t call =
         call_descriptor(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
     const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
                                 Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                                std::int64_t{call}, slots_arg(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
-    launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
-    return;
-  }
-  if (route == Route::ll) {
-    require_ll("reduce_scatter", dt, n * es);
-    const Paired pk = paired_ll(ctx, dsl::ccl_ll::reduce_scatter_ll, dt, o.programs,
-                                [&](std::size_t B) { return ceil_div(n, B); });
-    const std::int64_t len = static_cast<std::int64_t>(n), w = ctx.world();
-    const std::uint32_t call =
-        call_descriptor(Collective::reduce_scatter, static_cast<unsigned>(route), dt, n, static_cast<int>(o.op));
-    const std::vector<Arg> args{Arg::device_buffer(const_cast<void*>(src), dt, Shape{len * w}, n * W * es),
-                                Arg::device_buffer(dst, dt, Shape{len}, n * es), static_cast<std::int64_t>(o.op),
-                                std::int64_t{call}, paired_words(ctx, pk, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
+                                std::int64_t{call}, in_flight(ctx, pk, route, dt, 2 * W, n), pk.state(), pk.flags(ctx)};
     launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
     return;
   }
@@ -853,27 +848,19 @@ void broadcast(Context& ctx, DType dt, void* x, std::size_t n, int root, const O
   require_on_heap(ctx, "broadcast", x);
   const std::size_t es = dtype_size(dt);
   const Route route = choose_route("broadcast", o.route, n * es, ctx.world(), dt);
-  if (route == Route::slots) {
-    require_slots("broadcast", dt, n * es);
+  if (route == Route::ll || route == Route::slots) {
+    require_in_flight("broadcast", route, dt, n * es);
     const bool relay = ctx.world() > 2 && n * es >= kBroadcastRelayFrom;
-    const Paired pk = paired_slots(ctx, relay ? dsl::ccl_slots::broadcast_slots_relay : dsl::ccl_slots::broadcast_slots, dt,
-                                   o.programs, [&](std::size_t B) { return ceil_div(n, B); });
+    const auto blocks = [&](std::size_t B) { return ceil_div(n, B); };
+    const Paired pk =
+        route == Route::slots
+            ? paired_slots(ctx, relay ? dsl::ccl_slots::broadcast_slots_relay : dsl::ccl_slots::broadcast_slots, dt,
+                           o.programs, blocks)
+            : paired_ll(ctx, relay ? dsl::ccl_ll::broadcast_ll_relay : dsl::ccl_ll::broadcast_ll, dt, o.programs, blocks);
     pk.notes->root_only = true;
     const std::uint32_t call = call_descriptor(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
     const std::vector<Arg> args{buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
-                                slots_arg(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)};
-    launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
-    return;
-  }
-  if (route == Route::ll) {
-    require_ll("broadcast", dt, n * es);
-    const bool relay = ctx.world() > 2 && n * es >= kBroadcastRelayFrom;
-    const Paired pk = paired_ll(ctx, relay ? dsl::ccl_ll::broadcast_ll_relay : dsl::ccl_ll::broadcast_ll, dt, o.programs,
-                                [&](std::size_t B) { return ceil_div(n, B); });
-    pk.notes->root_only = true;
-    const std::uint32_t call = call_descriptor(Collective::broadcast, static_cast<unsigned>(route), dt, n, -1, root);
-    const std::vector<Arg> args{buffer(x, dt, {static_cast<std::int64_t>(n)}), std::int64_t{root}, std::int64_t{call},
-                                paired_words(ctx, pk, dt, 2, n), pk.state(), pk.flags(ctx)};
+                                in_flight(ctx, pk, route, dt, 2, n), pk.state(), pk.flags(ctx)};
     launch_call(*pk.in, *pk.notes, call, n, args, stream_of(ctx, o));
     return;
   }
