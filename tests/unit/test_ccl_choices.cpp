@@ -66,7 +66,7 @@ TEST(CclChoices, RoutesBySize) {
 }
 
 // At 2 ranks small calls of types of at most 4 bytes go in data-and-flag words, to the
-// sizes the table in ccl.cpp says; wider types never do.
+// sizes the table in ccl_choices.cpp says; wider types never do.
 TEST(CclChoices, DataAndFlagWordsAtTwoRanks) {
   const auto ar = [](std::size_t bytes, DType t) {
     return ccl::choose_all_reduce(Algorithm::automatic, bytes, 2, t, ReduceOp::sum);

@@ -59,7 +59,7 @@ enum class Algorithm {
 // of at most kLlMostBytes. automatic picks by size, world and type: at 2 ranks ll (and
 // one_shot_ll) for small calls of types of at most 4 bytes (one NVLink trip a call, no
 // fence: 8 KiB calls 1.4-1.7x faster than staged on 2 x H100), staged above, direct for
-// the largest (the sizes are in ccl.cpp's tables, measured at 2 and 4 ranks). broadcast's
+// the largest (the sizes are in ccl_choices.cpp's tables, measured at 2 and 4 ranks). broadcast's
 // ll route relays through the other ranks from a few hundred KiB at more than 2 ranks, so
 // that root's link carries the words once. slots: the ll route in slots (all_reduce's
 // one_shot_slots): each value alone at its own size, no flag round; f32, f16 and bf16,
