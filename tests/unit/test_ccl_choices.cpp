@@ -1,5 +1,5 @@
 // What iris::ccl's automatic picks, from its one table of measured crossovers
-// (runtime/src/library/ccl.cpp, docs/library.md "Which algorithm runs where, and why"), and
+// (runtime/src/library/ccl_automatic.def, docs/library.md "Which algorithm runs where, and why"), and
 // what it refuses. Pure functions of size, world and type: no GPU.
 #include <gtest/gtest.h>
 
@@ -63,6 +63,8 @@ TEST(CclChoices, RoutesBySize) {
   EXPECT_EQ(ccl::choose_route("all_to_all", Route::ll, 8, 4, DType::bf16), Route::ll);
   EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 4, DType::bf16), Error);
   EXPECT_THROW(ccl::choose_route("gather", Route::automatic, 8, 2, DType::bf16), Error);
+  // all_reduce has algorithms; a route for it is a caller's mistake, said so.
+  EXPECT_THROW(ccl::choose_route("all_reduce", Route::automatic, 8, 4, DType::bf16), Error);
 }
 
 // At 2 ranks small calls of types of at most 4 bytes go in data-and-flag words, to the

@@ -1,6 +1,6 @@
 // What the collectives run: the names of reductions, algorithms and routes, the checks of
 // what a call asks for, and automatic's choice of algorithm (all_reduce) and route (the
-// others) from tables measured on the machines named beside them.
+// others) from its one table, ccl_automatic.def, measured on the machines named there.
 #include "library/ccl_choices.hpp"
 
 #include <string>
@@ -58,156 +58,85 @@ std::string not_a_slot_type(const std::string& who, DType dt) {
 
 namespace {
 
-// What automatic picks: for each collective, the largest size at which its small-size
-// choice (all_reduce: one_shot_push, else two_shot_push; the others: the staged route,
-// else direct) was still the faster, from `iris-bench ccl --graph --dtypes bf16
-// --algorithms one_shot_push,two_shot_push --routes direct,staged` on 4 x H100, one rank
-// per GPU (2026-11-26, docs/performance.md), and at 2 ranks where that differed. Sizes:
-// all_reduce's input, the others' output (broadcast: x). The first row whose world
-// (0: any) covers the call's applies. Rerun that command on a new machine and move the
-// rows: under each table it prints automatic against the fastest variant at every size
-// (marking where automatic is more than 5% slower) and the fastest variant size by size.
-struct SmallUpTo {
+// automatic's table (ccl_automatic.def): each row's sizes, worlds and types, and what it
+// runs there.
+enum class Types { floats, narrow, any };
+
+constexpr std::size_t kib(std::size_t n) { return n << 10; }
+constexpr std::size_t mib(std::size_t n) { return n << 20; }
+constexpr std::size_t any_size = ~std::size_t{0};
+
+struct AutomaticRow {
   const char* collective;
-  int world;  // the most ranks the row is for; 0: any
-  std::size_t bytes;
-};
-constexpr SmallUpTo kSmallUpTo[] = {
-    // 2 ranks, 4 MiB in a graph: one_shot_push 21.2 us, two_shot_push 24.6; 16 MiB: 79.6,
-    // 60.6 (2 of 4 x H100, 2026-11-27; 1 MiB: 10.4, 12.2)
-    {"all_reduce", 2, std::size_t{4} << 20},
-    {"all_reduce", 0, std::size_t{256} << 10},     // 1 MiB: two_shot_push 18.4 us, one_shot_push 21.1
-    {"all_gather", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.1 us, staged 55.9
-    {"reduce_scatter", 2, std::size_t{8} << 20},   // 2 ranks, 8 MiB out (16 in): staged 42.0 us, direct 44.6
-    {"reduce_scatter", 0, std::size_t{4} << 20},   // 4 MiB out (16 in): staged 56.1 us, direct 60.2
-    {"all_to_all", 0, std::size_t{4} << 20},       // 16 MiB: direct 52.8 us, staged 58.8
-    {"broadcast", 2, std::size_t{16} << 20},       // 2 ranks, 16 MiB: staged 53.9 us, direct 65.8
-    {"broadcast", 0, std::size_t{1} << 20},        // 4 MiB: direct 41.1 us, staged 93.2 (1 MiB: 18.8, 21.0)
+  int from_world, to_world;  // to_world 0: any number of ranks
+  Types types;
+  std::size_t up_to;  // bytes
+  Algorithm algorithm;  // all_reduce
+  Route route;          // the others
 };
 
-// Where automatic sends data-and-flag words (all_reduce: one_shot_ll; the others: the ll
-// route), for types of at most 4 bytes: the largest size at which they were the faster
-// in a graph, from `iris-bench ccl --graph --dtypes bf16 --sizes 8KiB,...,4MiB
-// --algorithms one_shot_push,one_shot_ll --routes ll,staged,direct` on 2 x H100 and
-// 4 x H100 (2026-11-26 and 2026-11-27, docs/performance.md), 16-bit values two to a
-// word, sizes as kSmallUpTo counts them. Only the worlds measured have rows (world 0
-// would be any); at one rank there is no link to save a trip on, and the staged copy
-// stays.
-constexpr SmallUpTo kLlUpTo[] = {
-    {"all_reduce", 2, std::size_t{512} << 10},      // 512 KiB: 7.51 us against 7.72; 1 MiB: 12.24 against 10.28
-    {"all_gather", 2, std::size_t{1} << 20},        // 1 MiB: 6.97 us against staged 8.30; 2 MiB: 11.27 against 10.28
-    {"reduce_scatter", 2, std::size_t{512} << 10},  // 512 KiB out: 6.77 us against 7.51; 1 MiB out: 11.35 against 10.66
-    {"all_to_all", 2, std::size_t{1} << 20},        // 1 MiB: 6.76 us against 7.86; 2 MiB: 11.45 against 10.58
-    {"broadcast", 2, std::size_t{1} << 20},         // 1 MiB: 8.53 us against staged 9.58; 2 MiB: 14.17 against 12.84
-    {"all_reduce", 4, std::size_t{64} << 10},       // 64 KiB: 6.07 us against 6.81; 128 KiB: 7.93 against 7.73
-    {"all_gather", 4, std::size_t{256} << 10},      // 256 KiB: 6.44 us against staged 6.93; 1 MiB: 10.00 against 8.61
-    {"reduce_scatter", 4, std::size_t{64} << 10},   // 64 KiB out: 7.16 us against 7.60; 256 KiB out: 10.41 against 9.48
-    // 256 KiB: 5.91 / 5.85 us against staged 7.90 / 7.16 (two runs, 2026-11-27 16:40 UTC;
-    // 7.77 against 7.27 the day before); 512 KiB: 7.25 / 8.22 against 8.47 / 7.34
-    {"all_to_all", 4, std::size_t{256} << 10},
-    // relayed from kBroadcastRelayFrom; 2 MiB: 16.70 us against direct 22.53; 4 MiB:
-    // 30.27 against 29.17 (owners turning with the program, 2026-11-27)
-    {"broadcast", 4, std::size_t{2} << 20},
+constexpr AutomaticRow kAutomatic[] = {
+#define ALL_REDUCE(from_world, to_world, types, up_to, algorithm) \
+  {"all_reduce", from_world, to_world, Types::types, up_to, Algorithm::algorithm, Route::automatic},
+#define ROUTE(collective, from_world, to_world, types, up_to, route) \
+  {#collective, from_world, to_world, Types::types, up_to, Algorithm::automatic, Route::route},
+#include "library/ccl_automatic.def"
+#undef ALL_REDUCE
+#undef ROUTE
 };
 
-// Where automatic's all_reduce runs two_shot_ll past one_shot_push's sizes (kSmallUpTo),
-// for types of at most 4 bytes: two trips in words and no fence beat two_shot_push's
-// flag rounds until the doubled bytes cost more (4 x H100 in a graph, 2026-11-27,
-// `--algorithms one_shot_ll,two_shot_ll,one_shot_push,two_shot_push`: 512 KiB 9.64 us
-// against 12.11; 1 MiB 14.74 against 14.98; 2 MiB 26.49 against 19.95). At 2 ranks the
-// two shots store the same bytes as one, so there is no row.
-constexpr SmallUpTo kTwoShotLlUpTo[] = {
-    {"all_reduce", 4, std::size_t{1} << 20},
-};
-// Where a kTwoShotLlUpTo row applies, one_shot_push keeps the sizes up to this (in a
-// graph, 128 KiB: one_shot_push 7.04 us, two_shot_ll 7.91; 256 KiB: 8.57, 8.42).
-constexpr std::size_t kOneShotPushBeforeTwoShotLl = std::size_t{128} << 10;
-
-// Where automatic's all_reduce sends slots (dsl/ccl/slots.iris), for f32, f16 and bf16:
-// one_shot_ll to `ll`, one_shot_slots to `one_shot`, two_shot_slots to `two_shot` input
-// bytes; past that the tables above decide. From `iris-bench ccl --graph --dtypes bf16
-// --collectives all_reduce --algorithms one_shot_ll,one_shot_slots,two_shot_slots,
-// one_shot_push,two_shot_push` on 4 x H100 (2026-11-27, docs/performance.md), in a
-// graph: at 4 ranks 32 KiB one_shot_ll 5.28 us against one_shot_slots 5.53, 64 KiB 5.26
-// against 5.18, 128 KiB 7.60 against 5.73, 1 MiB two_shot_slots 11.45 against
-// two_shot_ll 15.20 and two_shot_push 15.43, 8 MiB 46.61 against two_shot_push 49.81,
-// 16 MiB 90.03 against 90.87 (a tie; 32 MiB 181.6 against 168.3); at 2 ranks 8 KiB
-// one_shot_ll 3.58 against 4.06, 64 KiB 3.95 against 3.98, 256 KiB 5.32 against 4.60, 1
-// MiB one_shot_slots 7.60 against one_shot_push 10.33, 4 MiB two_shot_slots 16.64
-// against 21.16, 16 MiB 62.13 against two_shot_push 61.74. Only the worlds measured have
-// rows; the first whose world covers the call's applies.
-struct SlotsUpTo {
-  int world;  // the most ranks the row is for
-  std::size_t ll, one_shot, two_shot;
-};
-constexpr SlotsUpTo kSlotsUpTo[] = {
-    {2, std::size_t{64} << 10, std::size_t{1} << 20, std::size_t{8} << 20},
-    {4, std::size_t{32} << 10, std::size_t{256} << 10, std::size_t{8} << 20},
-};
-
-// What automatic runs in slots for an all_reduce of `bytes` of dt at `world` ranks:
-// automatic where no row covers the call (then the other tables decide).
-Algorithm all_reduce_in_slots(std::size_t bytes, int world, DType dt) {
-  if (world < 2 || !slot_type(dt)) return Algorithm::automatic;
-  for (const SlotsUpTo& row : kSlotsUpTo) {
-    if (world > row.world) continue;
-    if (bytes <= row.ll) return Algorithm::one_shot_ll;
-    if (bytes <= row.one_shot) return Algorithm::one_shot_slots;
-    if (bytes <= row.two_shot) return Algorithm::two_shot_slots;
-    return Algorithm::automatic;
-  }
-  return Algorithm::automatic;
+// Rows that could run what their types cannot carry, or collectives some calls of which
+// no row covers, do not build: a table written by `iris-bench ccl --table` is checked as
+// it compiles.
+constexpr bool same(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
 }
+constexpr bool rows_fit_their_types() {
+  for (const AutomaticRow& row : kAutomatic) {
+    const bool words = row.algorithm == Algorithm::one_shot_ll || row.algorithm == Algorithm::two_shot_ll ||
+                       row.route == Route::ll;
+    const bool slots = row.algorithm == Algorithm::one_shot_slots || row.algorithm == Algorithm::two_shot_slots ||
+                       row.route == Route::slots;
+    if ((slots && row.types != Types::floats) || (words && row.types == Types::any)) return false;
+    if (same(row.collective, "all_reduce") != (row.algorithm != Algorithm::automatic)) return false;
+    if (!same(row.collective, "all_reduce") && row.route == Route::automatic) return false;
+    if (row.from_world < 1 || (row.to_world != 0 && row.to_world < row.from_world)) return false;
+  }
+  return true;
+}
+constexpr bool every_call_covered() {
+  for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
+    bool covered = false;
+    for (const AutomaticRow& row : kAutomatic) {
+      covered = covered || (same(row.collective, c) && row.from_world == 1 && row.to_world == 0 &&
+                            row.types == Types::any && row.up_to == any_size);
+    }
+    if (!covered) return false;
+  }
+  return true;
+}
+static_assert(rows_fit_their_types(), "ccl_automatic.def: a row runs slots for types other than floats, words for "
+                                      "types wider than 4 bytes, or names no algorithm or route of its collective");
+static_assert(every_call_covered(), "ccl_automatic.def: a collective has no row for any world, any type and any size");
 
-// Where automatic sends all_gather, reduce_scatter, all_to_all and broadcast in slots (the
-// slots route), for f32, f16 and bf16: from past `from` (the sizes below keep their
-// route, ll) to `bytes` of output (broadcast: x). From `iris-bench ccl --graph --dtypes
-// bf16 --collectives all_gather,reduce_scatter,all_to_all,broadcast --routes
-// ll,slots,staged,direct --sizes 8KiB,...,16MiB` on 4 x H100 (2026-11-27,
-// docs/performance.md), in a graph: all_gather 256 KiB ll 6.15 us against slots 6.37, 1
-// MiB 9.77 against 8.21, 4 MiB slots 17.61 against staged 18.76, 16 MiB direct 49.22
-// against slots 58.69; reduce_scatter 256 KiB slots 6.41 against staged 7.48, 4 MiB
-// 16.75 against 19.61; all_to_all 1 MiB 8.12 against ll 10.42, 4 MiB 17.33 against
-// staged 18.77; broadcast slots at every size, 8 KiB 3.40 against ll 3.45, 4 MiB 17.75
-// against direct 30.09, 16 MiB 59.22 against 66.16. Not yet measured at 2 ranks: no row.
-struct SlotsRouteUpTo {
-  const char* collective;
-  int world;  // the most ranks the row is for
-  std::size_t from, bytes;
-};
-constexpr SlotsRouteUpTo kSlotsRouteUpTo[] = {
-    {"all_gather", 4, std::size_t{256} << 10, std::size_t{4} << 20},
-    {"reduce_scatter", 4, std::size_t{64} << 10, std::size_t{4} << 20},
-    {"all_to_all", 4, std::size_t{256} << 10, std::size_t{4} << 20},
-    {"broadcast", 4, 0, std::size_t{16} << 20},
-};
-
-// Whether automatic sends `collective` of `bytes` of dt at `world` ranks in slots.
-bool route_in_slots(const char* collective, std::size_t bytes, int world, DType dt) {
-  if (world < 3 || !slot_type(dt)) return false;
-  for (const SlotsRouteUpTo& row : kSlotsRouteUpTo) {
-    if (std::string_view(row.collective) == collective && world <= row.world) return bytes > row.from && bytes <= row.bytes;
+bool admits(Types types, DType dt) {
+  switch (types) {
+    case Types::floats: return slot_type(dt);
+    case Types::narrow: return dtype_size(dt) <= 4;
+    case Types::any: return true;
   }
   return false;
 }
 
-// The first row of `table` for `collective` whose world covers `world`, or null.
-template <std::size_t N>
-const SmallUpTo* row_for(const SmallUpTo (&table)[N], const char* collective, int world) {
-  for (const SmallUpTo& row : table) {
-    if (std::string_view(row.collective) == collective && (row.world == 0 || world <= row.world)) return &row;
+// The first row of the table that covers the call; every call has one (the last
+// section's rows have no limit), and a collective without rows has none.
+const AutomaticRow* automatic_row(const char* collective, std::size_t bytes, int world, DType dt) {
+  for (const AutomaticRow& row : kAutomatic) {
+    if (std::string_view(row.collective) != collective || world < row.from_world) continue;
+    if ((row.to_world != 0 && world > row.to_world) || !admits(row.types, dt) || bytes > row.up_to) continue;
+    return &row;
   }
-  return nullptr;
-}
-
-std::size_t ll_up_to(const char* collective, int world, DType dt) {
-  if (dtype_size(dt) > 4 || world < 2) return 0;
-  const SmallUpTo* row = row_for(kLlUpTo, collective, world);
-  return row ? row->bytes : 0;
-}
-
-std::size_t small_up_to(const char* collective, int world) {
-  if (const SmallUpTo* row = row_for(kSmallUpTo, collective, world)) return row->bytes;
   throw Error(std::string("iris::ccl: no automatic choice for '") + collective + "'");
 }
 
@@ -228,10 +157,8 @@ Route choose_route(const char* collective, Route asked, std::size_t bytes, int w
                 " is not a route (automatic, direct, staged, ll or slots)");
   }
   if (asked != Route::automatic) return asked;
-  const std::size_t small = small_up_to(collective, world);  // also refuses an unknown collective
-  if (route_in_slots(collective, bytes, world, dtype)) return Route::slots;
-  if (bytes <= ll_up_to(collective, world, dtype)) return Route::ll;
-  return bytes <= small ? Route::staged : Route::direct;
+  if (std::string_view(collective) == "all_reduce") throw Error("iris::ccl: all_reduce takes an algorithm, not a route");
+  return automatic_row(collective, bytes, world, dtype)->route;
 }
 
 Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType dtype, ReduceOp op) {
@@ -260,11 +187,7 @@ Algorithm choose_all_reduce(Algorithm asked, std::size_t bytes, int world, DType
                 "use one_shot_push or two_shot_push");
   }
   if (asked != Algorithm::automatic) return asked;
-  if (const Algorithm in = all_reduce_in_slots(bytes, world, dtype); in != Algorithm::automatic) return in;
-  if (bytes <= ll_up_to("all_reduce", world, dtype)) return Algorithm::one_shot_ll;
-  const SmallUpTo* two = dtype_size(dtype) <= 4 && world > 2 ? row_for(kTwoShotLlUpTo, "all_reduce", world) : nullptr;
-  if (bytes <= (two ? kOneShotPushBeforeTwoShotLl : small_up_to("all_reduce", world))) return Algorithm::one_shot_push;
-  return two && bytes <= two->bytes ? Algorithm::two_shot_ll : Algorithm::two_shot_push;
+  return automatic_row("all_reduce", bytes, world, dtype)->algorithm;
 }
 
 }  // namespace iris::ccl
