@@ -18,7 +18,7 @@ namespace {
 constexpr const char* kSource = R"IRIS(
 import "ccl/common.iris";
 
-// one_shot_push. STAGE 0: the epoch; 1: + load src, store dst; 2: + store into the
+// one_shot_push. STAGE 8: nothing (a launch alone); 0: the epoch; 1: + load src, store dst; 2: + store into the
 // peers' scratch; 3: + fence; 4: + tell (fence, flags); 5: + hear, reduce (the whole
 // call, without call words); 6: the epoch, tell and hear alone (a flag round, no data);
 // 7: the whole call with its call words (announce; agree between tell and hear, as the
@@ -32,7 +32,8 @@ kernel push<T: type = bf16, A: type = f32, B: int = 2048, P: int = 2, PMAX: int 
     flags: symmetric tensor<u64>[F],
 ) {
     role work(programs: P) {
-        let e = program_epoch(state);
+        let e = 1 as u64;
+        if STAGE != 8 { e = program_epoch(state); }
         let row = program * 2 * world + ((e % 2) as int) * world;
         if STAGE == 7 { announce(flags, PMAX * world, program, e, call); }
         if (STAGE >= 1 && STAGE <= 5) || STAGE == 7 {
@@ -114,6 +115,7 @@ struct Stage {
   const char* what;
 };
 constexpr Stage kStages[] = {
+    {"push", 8, "a launch alone (no epoch)"},
     {"push", 0, "one_shot_push: the epoch alone"},
     {"push", 1, "  + load src, store dst"},
     {"push", 2, "  + store into the peers' scratch"},
@@ -183,7 +185,7 @@ int run_stages(const StagesBenchOptions& o) {
         for (int it = 0; it < o.iters; ++it) graph.push_back(graph_batch_us(ctx, launch, 1, o.batch));
         const double e = median(eager), g = median(graph);
         if (lead) {
-          const bool first = st.stage == 0 || (!ll && st.stage == 6);
+          const bool first = st.stage == 8 || (ll && st.stage == 0) || (!ll && st.stage == 6);
           std::printf(" %-38s %9.2f %9.2f", st.what, e, g);
           if (!first) std::printf(" %+9.2f", g - before);
           std::printf("\n");

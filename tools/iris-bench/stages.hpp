@@ -1,6 +1,6 @@
 // iris-bench stages: where the time of a small all_reduce goes. The latency path of
 // one_shot_push and one_shot_ll (dsl/ccl/all_reduce_push.iris, dsl/ccl/ll.iris) is timed
-// again and again with its later stages left out (the epoch alone; then the input's load;
+// again and again with its later stages left out (a launch alone; the epoch; then the input's load;
 // the stores to the peers; the fence; the flags; the wait and the reduction), so that
 // each difference is what one stage adds to a call; a last stage adds the call words
 // (dsl/ccl/common.iris's announce and agree) to the whole call. Eager batches and the same batch
