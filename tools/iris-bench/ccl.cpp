@@ -19,6 +19,7 @@
 
 #include "ccl_reference.hpp"
 #include "ccl_rows.hpp"
+#include "ccl_table.hpp"
 #include "iris/ccl.hpp"
 #include "iris/iris.hpp"
 #include "nccl.hpp"
@@ -221,6 +222,7 @@ void check_options(const CclBenchOptions& o) {
     if (p < 0) throw Error("--programs: a program count is 0 (automatic) or more");
   }
   if (o.root < 0) throw Error("--root must be a rank");
+  if (o.table_from && o.table_path.empty()) throw Error("--table-worlds needs --table FILE");
 }
 
 int run_ccl(const CclBenchOptions& o) {
@@ -469,6 +471,21 @@ int run_ccl(const CclBenchOptions& o) {
       js["automatic"].push_back(at);
     }
     write_json(o.json_path, js);
+  }
+  if (!o.table_path.empty()) {
+    const int from = o.table_from ? o.table_from : world, to = o.table_from ? o.table_to : world;
+    std::string sizes_text, kinds;
+    for (std::size_t b : sizes) {
+      std::string t = format_bytes(b);
+      std::erase(t, ' ');
+      sizes_text += (sizes_text.empty() ? "" : ",") + t;
+    }
+    for (const std::string& d : o.dtypes) kinds += (kinds.empty() ? "" : ",") + d;
+    const std::string provenance = "// Measured on " + std::to_string(gpus) + " x " + device_name + " (" + backend +
+                                   " backend, " + std::to_string(world) + " ranks), " + date + ":\n// iris-bench ccl" +
+                                   (o.graph ? " --graph" : "") + " --dtypes " + kinds + " --sizes " + sizes_text +
+                                   " --table ...\n";
+    std::printf("%s", write_automatic_table(o.table_path, rows, world, from, to, provenance).c_str());
   }
   if (!o.svg_path.empty()) {
     const std::string title =

@@ -34,6 +34,11 @@ struct CclBenchOptions {
   // graph columns beside the eager ones.
   bool graph = false;
   std::string json_path, svg_path;
+  // Write automatic's table (runtime/src/library/ccl_automatic.def) from this sweep:
+  // the section of worlds table_from..table_to (0: this run's world) replaced by the
+  // fastest variants size by size (ccl_table.hpp).
+  std::string table_path;
+  int table_from = 0, table_to = 0;
 };
 
 // "one_shot,two_shot,...,automatic": what --algorithms takes, in the order timed.

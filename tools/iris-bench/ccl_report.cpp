@@ -192,8 +192,8 @@ std::string short_label(const Row& r) {
 // After a table with automatic and other iris variants in it: per size, automatic (and
 // what it picked) against the fastest other variant, with the sizes where it is more than
 // 5% slower marked; then the fastest variant size by size, runs of one variant taken
-// together: where the crossovers of automatic's tables (ccl.cpp's kSmallUpTo, kLlUpTo,
-// kTwoShotLlUpTo) lie on this machine, for moving their rows.
+// together: where the crossovers of automatic's table (runtime/src/library/
+// ccl_automatic.def) lie on this machine; --table writes its rows from them.
 void print_automatic_against_fastest(const std::vector<Row>& rows, const std::string& block) {
   std::vector<AutomaticAtSize> sizes;
   for (const AutomaticAtSize& a : automatic_against_fastest(rows)) {

@@ -93,10 +93,15 @@ void usage() {
       "  --json FILE     also write every result (NCCL's too) as JSON\n"
       "  --svg FILE      also plot time against size (log-log), one line per variant, and bus\n"
       "                  bandwidth against size beside it (FILE with -busbw before .svg)\n"
+      "  --table FILE    write automatic's table from this sweep: in FILE (runtime/src/library/\n"
+      "                  ccl_automatic.def) the section of this world size gets, per size, the\n"
+      "                  fastest variant automatic may run (in a graph with --graph) for each\n"
+      "                  class of types; measure every algorithm and route with --dtypes bf16\n"
+      "  --table-worlds A-B  the worlds the section covers (default: this run's)\n"
       "  under each table: the fastest iris variant against NCCL per size; where automatic\n"
       "  ran beside other variants, automatic against the fastest of them (more than 5%%\n"
-      "  slower is marked) and the fastest variant size by size (where automatic's tables\n"
-      "  in runtime/src/library/ccl.cpp should cross over on this machine); a variant the\n"
+      "  slower is marked) and the fastest variant size by size (where automatic's table,\n"
+      "  runtime/src/library/ccl_automatic.def, should cross over on this machine); a variant the\n"
       "  library refuses on every rank (too few programs for a size, ...) is n/a, with why\n"
       "  exit status: 0; 1 when a result differs from its reference, or on an error; 2 for a\n"
       "  bad command line; 77 when there is no GPU (and no --backend host)\n\n"
@@ -332,6 +337,14 @@ int main(int argc, char** argv) {
   ccl->add_flag_callback("--graph", [&] { cc.graph = true; });
   CommandLine::text(ccl, "--json", cc.json_path);
   CommandLine::text(ccl, "--svg", cc.svg_path);
+  CommandLine::text(ccl, "--table", cc.table_path);
+  CommandLine::value(ccl, "--table-worlds", [&](const std::string& v) {
+    const std::size_t dash = v.find('-');
+    const std::string lo = v.substr(0, dash), hi = dash == std::string::npos ? lo : v.substr(dash + 1);
+    cc.table_from = count_value("--table-worlds", lo, 1);
+    cc.table_to = count_value("--table-worlds", hi, 1);
+    if (cc.table_to < cc.table_from) throw iris::Error("--table-worlds: '" + v + "' is not A-B with A <= B");
+  });
   CommandLine::job(ccl, cc.options);
 
   bench::StagesBenchOptions so;

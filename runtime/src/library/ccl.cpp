@@ -22,7 +22,7 @@ namespace {
 
 // two_shot_push's programs by size (its input), where fewer than 2 per SM were faster:
 // at 4 MiB 64 programs 33.7 us, 128 36.9, 256 39.5; at 16 MiB 128 programs 92.8 us,
-// 264 95.0; at 64 MiB 128 and 264 alike (same runs as kSmallUpTo).
+// 264 95.0; at 64 MiB 128 and 264 alike (the runs of ccl_automatic.def's push rows).
 struct ProgramsUpTo {
   std::size_t bytes;
   std::size_t programs;
