@@ -42,6 +42,7 @@ void GpuKernelPrinter::print() {
   if (k_.gemm.stages) {
     if (std::string why = tir::match_gemm_loop(k_, &g); !why.empty()) internal_error("a GEMM kernel of the wrong shape: " + why);
     gemm_ = g;
+    tma_stores_ = tir::epilogue_tma_stores(k_, g);
   }
   const contract::Kernel& c = contract_;
   line(0, kernel_qualifiers() + " " + c.symbol + "(");
@@ -62,7 +63,8 @@ void GpuKernelPrinter::print() {
         break;
       case contract::ArgKind::sms: params += "long long iris_sms"; break;
       case contract::ArgKind::tensor_map:
-        params += tensor_map_parameter(map_name(a.role), a.role == contract::MapRole::a_gathered);
+        params += tensor_map_parameter(map_name(a), a.role == contract::MapRole::a_gathered ||
+                                                        a.role == contract::MapRole::c_every_rank);
         break;
     }
   }
@@ -197,8 +199,16 @@ void GpuKernelPrinter::internal_error(const std::string& what) {
   throw std::logic_error("emit_cuda: " + what + " (a decision pass missed it)");
 }
 
-std::string GpuKernelPrinter::map_name(contract::MapRole role) {
-  return role == contract::MapRole::a ? "iris_a_map" : role == contract::MapRole::a_gathered ? "iris_a_maps" : "iris_b_map";
+std::string GpuKernelPrinter::map_name(const contract::Arg& a) const {
+  switch (a.role) {
+    case contract::MapRole::a: return "iris_a_map";
+    case contract::MapRole::a_gathered: return "iris_a_maps";
+    case contract::MapRole::b_kn:
+    case contract::MapRole::b_nk: return "iris_b_map";
+    case contract::MapRole::c: return "iris_c_map_" + k_.params[static_cast<std::size_t>(a.index)].name;
+    case contract::MapRole::c_every_rank: return "iris_c_maps_" + k_.params[static_cast<std::size_t>(a.index)].name;
+  }
+  return "iris_map";
 }
 
 // In the GEMM epilogue only the consumer warpgroups run (the producer's has left): they

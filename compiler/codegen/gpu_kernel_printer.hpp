@@ -93,7 +93,8 @@ class GpuKernelPrinter : public CppPrinter {
                   const std::string& value);
 
   std::string var_name(int v) const;
-  static std::string map_name(contract::MapRole role);
+  // The kernel parameter of tensor map argument `a`.
+  std::string map_name(const contract::Arg& a) const;
   // Every thread that runs this code (the program, or in the GEMM epilogue its consumer
   // threads) waits here; leader() is the one thread that does single-element work.
   std::string sync() const;
@@ -167,6 +168,7 @@ class GpuKernelPrinter : public CppPrinter {
   std::string store_source(const Value& v, const std::string& L, int depth);
 
   std::optional<tir::GemmLoop> gemm_;  // the kernel runs as the sm90 GEMM template
+  std::vector<tir::TmaStore> tma_stores_;  // what its epilogue may store by TMA
   bool in_epilogue_ = false;           // printing that GEMM's epilogue
   bool in_prologue_ = false;           // its prologue (the producer's thread alone)
   std::vector<const Value*> aliases_;  // per variable: the value it stands for, or null

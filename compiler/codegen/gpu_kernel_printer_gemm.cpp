@@ -4,6 +4,8 @@
 // slot pair by slot pair.
 #include "compiler/codegen/gpu_kernel_printer.hpp"
 
+#include <algorithm>
+
 namespace irisc {
 
 using namespace tir;
@@ -113,8 +115,26 @@ void GpuKernelPrinter::epilogue_store(const Stmt& s, int depth) {
     // The accumulators as they are, converted to 16 bits: the template's store_tile
     // stages them in shared memory and writes whole rows with 16-byte stores, where the
     // pair stores below would have each warp store touch 8 rows 16 bytes each.
-    line(depth, "iris_gemm::store_tile(iris_acc, " + view_ptr(s.view, s.rank, depth) + ", " + scalar(*s.view.ld, depth) +
-                    ", " + scalar(*s.view.row_extent, depth) + ", " + scalar(*s.view.extent, depth) + ");");
+    const auto tma = std::find_if(tma_stores_.begin(), tma_stores_.end(),
+                                  [&](const tir::TmaStore& t) { return t.param == s.view.param; });
+    if (tma == tma_stores_.end()) {
+      line(depth, "iris_gemm::store_tile(iris_acc, " + view_ptr(s.view, s.rank, depth) + ", " + scalar(*s.view.ld, depth) +
+                      ", " + scalar(*s.view.row_extent, depth) + ", " + scalar(*s.view.extent, depth) + ");");
+      return;
+    }
+    // By TMA from the staging buffer where the launcher made the tensor's map (the
+    // tile's origin in the tensor: the view's offset over its row stride), else as above.
+    const Param& p = k_.params[static_cast<std::size_t>(s.view.param)];
+    const std::string map = tma->every_rank ? "&iris_c_maps_" + p.name + ".rank[" + rank_or_self(s.rank, depth) + "]"
+                                            : "&iris_c_map_" + p.name;
+    const std::string off = fresh("off"), ld = fresh("ld");
+    line(depth, "{");
+    line(depth + 1, "const long long " + off + " = " + scalar(*s.view.offset, depth + 1) + ", " + ld + " = " +
+                        scalar(*s.view.ld, depth + 1) + ";");
+    line(depth + 1, "iris_gemm::store_tile_async(iris_acc, " + map + ", " + view_ptr(s.view, s.rank, depth + 1) + ", " + ld +
+                        ", " + scalar(*s.view.row_extent, depth + 1) + ", " + scalar(*s.view.extent, depth + 1) + ", " +
+                        "iris_div(" + off + ", " + ld + "), iris_rem(" + off + ", " + ld + "));");
+    line(depth, "}");
     return;
   }
   epilogue_pairs(s.view, s.rank, *s.value, false, false, depth, [&](const std::string& cols, const std::string& pairs, int d) {

@@ -110,6 +110,12 @@ contract::Kernel launch_contract(const Kernel& k) {
     c.args.push_back({contract::ArgKind::tensor_map, g.a, contract::tensor_map_bytes(a_role), a_role, a.outer, a.inner});
     c.args.push_back({contract::ArgKind::tensor_map, g.b, contract::kTensorMapBytes,
                       g.b_nk ? contract::MapRole::b_nk : contract::MapRole::b_kn, b.outer, b.inner});
+    // The tensors the epilogue stores its tiles into by TMA, in boxes of a consumer's 64
+    // rows by 64 columns (its staging buffer's), after A and B.
+    for (const TmaStore& t : epilogue_tma_stores(k, g)) {
+      const contract::MapRole role = t.every_rank ? contract::MapRole::c_every_rank : contract::MapRole::c;
+      c.args.push_back({contract::ArgKind::tensor_map, t.param, contract::tensor_map_bytes(role), role, 64, 64});
+    }
   }
   return c;
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <iterator>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -29,7 +30,7 @@ const OpInfo& info(Op op) { return kOps[static_cast<int>(op)]; }
 constexpr const char* kDTypeNames[] = {"f32", "f16", "bf16", "i32", "i64", "u32", "u64", "bool"};
 constexpr int kDTypeBytes[] = {4, 2, 2, 4, 8, 4, 8, 1};
 constexpr const char* kArgKinds[] = {"context", "param", "size", "sms", "tensor_map"};
-constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk", "a_gathered"};
+constexpr const char* kMapRoles[] = {"a", "b_kn", "b_nk", "a_gathered", "c", "c_every_rank"};
 
 // The most dynamic shared memory any target gives one program (with the opt-in).
 constexpr std::int64_t max_dynamic_shared_bytes() {
@@ -341,7 +342,7 @@ Kernel read_kernel(const json& k, std::size_t index) {
         }
         const std::string role = text(a, "role", aw);
         int ri = -1;
-        for (int i = 0; i < 4; ++i) {
+        for (int i = 0; i < static_cast<int>(std::size(kMapRoles)); ++i) {
           if (role == kMapRoles[i]) ri = i;
         }
         if (ri < 0) bad(aw, "unknown role '" + role + "'");
@@ -350,6 +351,9 @@ Kernel read_kernel(const json& k, std::size_t index) {
           bad(aw, "tensor maps of role " + role + " are " + std::to_string(tensor_map_bytes(arg.role)) + " bytes");
         }
         if (arg.role == MapRole::a_gathered && !p.symmetric) bad(aw, "parameter '" + p.name + "' is gathered but not symmetric");
+        if (arg.role == MapRole::c_every_rank && !p.symmetric) {
+          bad(aw, "parameter '" + p.name + "' is stored to on every rank but not symmetric");
+        }
         const json& box = field(a, "box", aw);
         if (!box.is_array() || box.size() != 2 || !box[0].is_number_integer() || !box[1].is_number_integer()) {
           bad(aw, "\"box\" must be [rows, cols]");

@@ -91,21 +91,27 @@ struct Param {
 //
 // tensor_map: a TMA descriptor (the driver's CUtensorMap: 128 bytes, 64-byte aligned,
 // passed by value) of tensor parameter `index`, a row-major 2-D tensor of 16-bit
-// floats, read in boxes of box_rows x box_cols elements. The launcher encodes it from
-// the tensor bound at launch (its address and shape). `role` says which operand of the
-// kernel's GEMM the tensor is (for messages; the encoding is the same). Role a_gathered
-// (gathered(A)) is kMaxRanks maps in one argument (kTensorMapBytes each), map r of the
-// tensor's address on rank r, slots from the job's world on left zero.
+// floats, read (or written) in boxes of box_rows x box_cols elements. The launcher
+// encodes it from the tensor bound at launch (its address and shape). `role` says which
+// operand of the kernel's GEMM the tensor is (for messages; the encoding is the same).
+// Roles a_gathered (gathered(A)) and c_every_rank are kMaxRanks maps in one argument
+// (kTensorMapBytes each), map r of the tensor's address on rank r, slots from the job's
+// world on left zero. Roles c and c_every_rank are what the GEMM's epilogue stores its
+// tiles into by TMA: the launcher may leave them zero (IRIS_TMA_STORES=0, or a tensor a
+// map cannot describe), and the epilogue then stores from its threads.
 enum class ArgKind : std::uint8_t { context, param, size, sms, tensor_map };
-// A [M, K]; B as [K, N] or [N, K]; A on every rank
-enum class MapRole : std::uint8_t { a, b_kn, b_nk, a_gathered };
+// A [M, K]; B as [K, N] or [N, K]; A on every rank; C stored in the epilogue (this
+// rank's, or every rank's)
+enum class MapRole : std::uint8_t { a, b_kn, b_nk, a_gathered, c, c_every_rank };
 const char* name(MapRole r);
 inline constexpr int kTensorMapBytes = 128;
 inline constexpr int kTensorMapAlign = 64;
 inline constexpr int kMaxRanks = 8;  // the device library's (iris/device/context.hpp)
+// Whether maps of `role` are stored through (the epilogue's C), else read.
+inline constexpr bool stored_through(MapRole role) { return role == MapRole::c || role == MapRole::c_every_rank; }
 // The bytes of a tensor map argument of `role`.
 inline constexpr int tensor_map_bytes(MapRole role) {
-  return role == MapRole::a_gathered ? kTensorMapBytes * kMaxRanks : kTensorMapBytes;
+  return role == MapRole::a_gathered || role == MapRole::c_every_rank ? kTensorMapBytes * kMaxRanks : kTensorMapBytes;
 }
 struct Arg {
   ArgKind kind = ArgKind::param;

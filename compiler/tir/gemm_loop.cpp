@@ -279,6 +279,40 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
   return {};
 }
 
+std::vector<TmaStore> epilogue_tma_stores(const Kernel& k, const GemmLoop& g) {
+  std::vector<TmaStore> out;
+  if (!k.gemm.stages || g.role >= 0 || !g.loop) return out;
+  // Every statement and value of the epilogue.
+  const auto epilogue = [&](auto&& on_stmt, auto&& on_value) {
+    for (std::size_t i = g.prologue + 1; i < g.loop->body.size(); ++i) {
+      const Stmt& s = *g.loop->body[i];
+      on_stmt(s);
+      for_each_value(s, [&](const ValuePtr& v) { walk(*v, on_value); });
+      for_each_body(s, [&](const std::vector<StmtPtr>& b) { walk(b, on_stmt, on_value); });
+    }
+  };
+  bool ordered = false;
+  epilogue([&](const Stmt& s) {
+    ordered = ordered || s.kind == StmtKind::Signal || s.kind == StmtKind::Wait || s.kind == StmtKind::Fence ||
+              s.kind == StmtKind::Eval || s.kind == StmtKind::StoreFlagged || s.kind == StmtKind::Send;
+  }, [&](const Value& v) { ordered = ordered || v.kind == ValueKind::Atomic; });
+  if (ordered) return out;
+  std::vector<int> remote_local;  // stored to another rank, but not symmetric
+  epilogue([&](const Stmt& s) {
+    if (s.kind != StmtKind::Store || !s.view.rows || s.view.param < 0) return;
+    const Param& p = k.params[static_cast<std::size_t>(s.view.param)];
+    if (!p.is_tensor || p.dims.size() != 2 || byte_size(p.elem) != 2) return;
+    if (s.rank && !p.symmetric) remote_local.push_back(s.view.param);
+    auto it = std::find_if(out.begin(), out.end(), [&](const TmaStore& t) { return t.param == s.view.param; });
+    if (it == out.end()) it = out.insert(out.end(), TmaStore{s.view.param, false});
+    it->every_rank = it->every_rank || s.rank != nullptr;
+  }, [](const Value&) {});
+  std::erase_if(out, [&](const TmaStore& t) {
+    return std::find(remote_local.begin(), remote_local.end(), t.param) != remote_local.end();
+  });
+  return out;
+}
+
 void forget_gemm(Kernel& k) {
   k.gemm = {};
   mutate(k.body, [](ValuePtr& v) {

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compiler/tir/tir.hpp"
 
@@ -61,6 +62,21 @@ struct GemmLoop {
 // Whether kernel `k` has the shape above: "" with *out filled (when not null), or why
 // not (for messages and tests). Target features and tile sizes are the caller's to check.
 std::string match_gemm_loop(const Kernel& k, GemmLoop* out);
+
+// The tensors the epilogue of a GEMM kernel (k.gemm decided, g its loop) may store its
+// tiles into by TMA, from its consumers' staging buffers (the template's
+// store_tile_async), each a tensor map argument of the launch: 2-D 16-bit tensors that
+// the epilogue stores 2-D tiles into, with `every_rank` where a store names a rank (then
+// the tensor is symmetric and the map argument holds one map a rank). None in a kernel
+// of roles (another role may read what the GEMM stored), nor where the epilogue signals,
+// waits, fences or has atomics: TMA's writes are not ordered before those (they complete
+// when the program waits for its bulk groups, at its end), and the tiles loop is the
+// kernel's last statement, so nothing else in the kernel reads them.
+struct TmaStore {
+  int param = -1;
+  bool every_rank = false;
+};
+std::vector<TmaStore> epilogue_tma_stores(const Kernel& k, const GemmLoop& g);
 
 // Drops a GEMM decision (Kernel::gemm, the wgmma_ws lowering, the accumulator layout),
 // leaving the rest of the launch to choose_launch. Passes that run before the decision

@@ -148,8 +148,9 @@ TEST(LaunchContract, CorruptContractsAreErrors) {
 }
 
 // A kernel that runs as the sm90 GEMM template (select-gemm-mainloop) passes one TMA
-// tensor map per operand after everything else, with the template's boxes, and runs a
-// persistent grid of min(tiles, sms) programs.
+// tensor map per operand after everything else, with the template's boxes, then one for
+// each 16-bit tensor its epilogue stores tiles into (a consumer's 64 x 64 boxes), and
+// runs a persistent grid of min(tiles, sms) programs.
 TEST(LaunchContract, GemmKernelPassesTensorMaps) {
   const char* source = R"(
 kernel kn<BM: int = 128, BN: int = 256>(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N]) {
@@ -184,10 +185,17 @@ kernel nk(A: tensor<f16>[M, K], Bt: tensor<f16>[N, K], C: tensor<f32>[M, N], s: 
   const std::int64_t tall[] = {300, 136, 296};  // 3 tile rows: 2 clusters
   ASSERT_EQ(c::eval(kn.grid, {tall, 2, 132}, &v), c::EvalError::ok);
   EXPECT_EQ(v, 8);
-  // context, A, B, C, M, K, N, sms, then the maps of A and B
-  ASSERT_EQ(kn.args.size(), 10u);
+  // context, A, B, C, M, K, N, sms, then the maps of A, B and C
+  ASSERT_EQ(kn.args.size(), 11u);
   const c::Arg& a = kn.args[8];
   const c::Arg& b = kn.args[9];
+  const c::Arg& cm = kn.args[10];
+  EXPECT_EQ(cm.kind, c::ArgKind::tensor_map);
+  EXPECT_EQ(cm.index, 2);
+  EXPECT_EQ(cm.role, c::MapRole::c);  // stored on this rank only
+  EXPECT_EQ(cm.bytes, 128);
+  EXPECT_EQ(cm.box_rows, 64);
+  EXPECT_EQ(cm.box_cols, 64);
   EXPECT_EQ(a.kind, c::ArgKind::tensor_map);
   EXPECT_EQ(a.index, 0);
   EXPECT_EQ(a.bytes, 128);
@@ -201,11 +209,39 @@ kernel nk(A: tensor<f16>[M, K], Bt: tensor<f16>[N, K], C: tensor<f32>[M, N], s: 
   EXPECT_EQ(b.box_cols, 64);
   const c::Kernel& nk = m.kernels[1];
   EXPECT_EQ(nk.threads, 256);  // one consumer warpgroup for 64 rows
-  ASSERT_EQ(nk.args.size(), 11u);
+  ASSERT_EQ(nk.args.size(), 11u);  // an f32 C: no map, its epilogue stores from its threads
   EXPECT_EQ(nk.args[10].role, c::MapRole::b_nk);
   EXPECT_EQ(nk.args[10].box_rows, 128);  // BN rows of 64 k
   EXPECT_EQ(nk.args[10].box_cols, 64);
   EXPECT_NE(text.find(R"({"kind":"tensor_map","bytes":128,"index":1,"role":"b_kn","box":[64,64]})"), std::string::npos);
+}
+
+// The epilogue stores by TMA only where nothing in it orders those stores before
+// something else: a signal after the store keeps it on the consumers' threads (no map),
+// and a store to another rank of a symmetric tensor takes one map a rank.
+TEST(LaunchContract, EpilogueTmaStoresWhereNothingWaitsForThem) {
+  const char* source = R"(
+kernel push(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], R: symmetric tensor<bf16>[M, N]) {
+    for (m, n) in tiles([M, N], [128, 256]) {
+        let c = matmul(A[m, :], B[:, n], acc: f32) as bf16;
+        store(R[m, n], c, to: (rank + 1) % world);
+    }
+}
+kernel flagged(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N], f: tensor<u64>[F]) {
+    for t, (m, n) in tiles([M, N], [128, 256]) {
+        let c = matmul(A[m, :], B[:, n], acc: f32) as bf16;
+        store(C[m, n], c);
+        signal(f[t], 1 as u64);
+    }
+}
+)";
+  const c::Module m = c::read(metadata_of(source));
+  ASSERT_EQ(m.kernels.size(), 2u);
+  const c::Arg& last = m.kernels[0].args.back();
+  EXPECT_EQ(last.role, c::MapRole::c_every_rank);
+  EXPECT_EQ(last.bytes, c::kTensorMapBytes * c::kMaxRanks);
+  EXPECT_EQ(last.index, 2);
+  for (const c::Arg& a : m.kernels[1].args) EXPECT_FALSE(a.kind == c::ArgKind::tensor_map && c::stored_through(a.role));
 }
 
 TEST(LaunchContract, CorruptTensorMapsAreErrors) {
@@ -246,8 +282,16 @@ TEST(LaunchContract, CorruptTensorMapsAreErrors) {
   expect_read_error(with_map(sym, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"a_gathered","box":[128,64]})"),
                     "tensor maps of role a_gathered are 1024 bytes");
   expect_read_error(with_map(a, gathered), "parameter 'A' is gathered but not symmetric");
-  expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"c","box":[128,64]})"),
-                    "unknown role 'c'");
+  expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"d","box":[128,64]})"),
+                    "unknown role 'd'");
+  // The epilogue's C: on this rank (one map), or on every rank (one map a rank, of a
+  // symmetric tensor).
+  EXPECT_EQ(c::read(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"c","box":[64,64]})"))
+                .kernels[0].args.back().role,
+            c::MapRole::c);
+  const std::string every = R"({"kind":"tensor_map","bytes":1024,"index":0,"role":"c_every_rank","box":[64,64]})";
+  EXPECT_EQ(c::read(with_map(sym, every)).kernels[0].args.back().role, c::MapRole::c_every_rank);
+  expect_read_error(with_map(a, every), "parameter 'A' is stored to on every rank but not symmetric");
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"a"})"), "missing \"box\"");
   expect_read_error(with_map(a, R"({"kind":"tensor_map","bytes":128,"index":0,"role":"a","box":[128]})"),
                     "must be [rows, cols]");

@@ -9,7 +9,10 @@
 #include <climits>
 #include <cstdint>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "compiler/contract/launch_contract.hpp"
@@ -66,6 +69,16 @@ static_assert(sizeof(TensorMap) == contract::kTensorMapBytes && alignof(TensorMa
 // row-major, of the parameter's dtype) that `slot` asks for. encode_tensor_map keeps
 // every map it made, so a launch with the same tensor again is a lookup, and the map
 // stays where it is: the launch passes it by address.
+// Whether the GEMM epilogue's tiles go out by TMA (IRIS_TMA_STORES=1) or from the
+// consumers' threads (unset or 0: the default until measured on several GPUs).
+bool tma_stores_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("IRIS_TMA_STORES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
 void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg& arg, const void* base = nullptr) {
   const auto shape = arg.shape();
   const TensorMapSpec spec = TensorMapSpec::matrix(arg.dtype(), base ? base : arg.ptr(), shape[0], shape[1], shape[1],
@@ -77,7 +90,8 @@ void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg
     const std::string what = slot.role == contract::MapRole::a            ? "A [M, K]"
                              : slot.role == contract::MapRole::a_gathered ? "A [M, K] (gathered from every rank)"
                              : slot.role == contract::MapRole::b_kn       ? "B [K, N]"
-                                                                          : "B [N, K]";
+                             : slot.role == contract::MapRole::b_nk       ? "B [N, K]"
+                                                                          : "C (the epilogue's)";
     throw Error("parameter '" + k.params[static_cast<std::size_t>(slot.index)].name + "' of kernel '" + k.name +
                 "' is the GEMM operand " + what + ", read through a TMA tensor map: " + e.what() +
                 " (the sm_90a GEMM needs rows of a multiple of 16 bytes and 16-byte aligned tensors; a kernel "
@@ -299,7 +313,8 @@ std::string Program::map_problem(std::size_t index, const Arg* a) const {
   const Prepared& prep = prepared_[index];
   for (std::size_t n = 0; n < k.args.size(); ++n) {
     const contract::Arg& slot = k.args[n];
-    if (slot.kind != contract::ArgKind::tensor_map) continue;
+    // The epilogue's maps need no fallback: without them it stores from its threads.
+    if (slot.kind != contract::ArgKind::tensor_map || contract::stored_through(slot.role)) continue;
     const Arg& arg = a[static_cast<std::size_t>(slot.index)];
     const auto shape = arg.shape();
     const Prepared::MapMemo& memo = prep.maps[n];
@@ -438,6 +453,26 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
   std::array<void*, kMaxArgs> ptrs;
   std::array<std::size_t, kMaxArgs> arg_sizes;
   const std::int64_t sms = ctx_->multiprocessors();
+  // The maps the GEMM's epilogue stores its tiles through (roles c, c_every_rank: the
+  // tensor on this rank, or on every rank at its address here), or zeros where TMA
+  // stores are off or a map cannot describe the tensor: the epilogue then stores from
+  // its threads (store_tile), which any tensor takes.
+  const auto epilogue_maps = [&](const contract::Arg& slot, const Arg& arg) {
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(slot.bytes), 0);
+    if (!tma_stores_enabled()) return bytes;
+    const auto shape = arg.shape();
+    const int ranks = slot.role == contract::MapRole::c_every_rank ? ctx_->world() : 1;
+    for (int r = 0; r < ranks; ++r) {
+      const void* base = slot.role == contract::MapRole::c_every_rank ? ctx_->translate(arg.ptr(), r) : arg.ptr();
+      const TensorMapSpec spec = TensorMapSpec::matrix(arg.dtype(), base, shape[0], shape[1], shape[1],
+                                                       static_cast<std::uint32_t>(slot.box_rows),
+                                                       static_cast<std::uint32_t>(slot.box_cols));
+      if (!tensor_map_problem(spec).empty()) return std::vector<unsigned char>(bytes.size(), 0);
+      std::memcpy(bytes.data() + static_cast<std::size_t>(r) * sizeof(TensorMap), &encode_tensor_map(spec),
+                  sizeof(TensorMap));
+    }
+    return bytes;
+  };
   for (std::size_t n = 0; n < k.args.size(); ++n) {
     const contract::Arg& slot = k.args[n];
     unsigned char* out = storage[n].data();
@@ -454,7 +489,10 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
         Prepared::MapMemo& memo = prepared_[index].maps[n];
         const auto shape = arg.shape();
         if (memo.map == nullptr || memo.ptr != arg.ptr() || memo.rows != shape[0] || memo.cols != shape[1]) {
-          if (slot.role == contract::MapRole::a_gathered) {
+          if (contract::stored_through(slot.role)) {
+            memo = {arg.ptr(), shape[0], shape[1], nullptr, epilogue_maps(slot, arg)};
+            memo.map = memo.every_rank.data();
+          } else if (slot.role == contract::MapRole::a_gathered) {
             // The tensor on every rank, at its address in this process (a heap tensor:
             // the launch checked that).
             std::vector<unsigned char> bytes(static_cast<std::size_t>(slot.bytes), 0);

@@ -331,6 +331,8 @@ struct Gemm {
         // there, whose signals or scalar stores would name a tile that does not exist.
         if (tm < tiles_m) epilogue(acc, tm * BM, tn * BN);
       }
+      // The epilogue's TMA stores (store_tile_async) complete before the program ends.
+      if (threadIdx.x % 128 == 0) bulk_wait_all();
     }
     // A program may not leave while its cluster peer can still multicast into its
     // shared memory or arrive on its barriers.
@@ -390,6 +392,7 @@ struct Gemm {
                                                       long long cols_valid) {
     static_assert(sizeof(U) == 2, "store_tile stages 16-bit values");
     const auto [consumer, t, warp, lane, stage, row0, vec] = staged(c, ldc);
+    if (t == 0) bulk_wait_read<0>();  // no box of an earlier store_tile_async is still read
 #pragma unroll
     for (int h = 0; h < BN / kStageCols; ++h) {
       named_barrier_sync(1 + consumer, 128);  // the previous piece has left
@@ -425,6 +428,72 @@ struct Gemm {
     }
   }
 
+  // store_tile by TMA: the calling consumer's 64 rows of a tile, converted to U (16-bit),
+  // into the tensor of `map` with the tile's origin at element (row, col) of it, from
+  // this consumer's staging buffer one 64-column box at a time. Each box is written
+  // there as TMA reads it (128-byte swizzled), and one thread hands it to TMA and goes
+  // on; before a box slot is written again that thread waits until TMA has read what it
+  // held, never for the writes themselves: they drain while the next tile's mainloop
+  // runs, and the program waits for them as it ends (mainloop). So a tile pushed to a
+  // peer holds its consumers no longer than it takes to stage it, where store_tile's
+  // stores from every thread wait for room on the link. Where the launcher gave no map
+  // (it is zero) or this consumer's rows or the tile's columns are not whole (the
+  // tensor's edge), the consumer's threads store each staged box through c (rows ldc
+  // elements apart) as store_tile does; one staging loop serves both ways (two loops
+  // side by side would hold more registers than the accumulators leave). Every thread
+  // of the consumer warpgroup calls it.
+  template <class V, class U>
+  IRIS_DEVICE IRIS_FORCEINLINE static void store_tile_async(const V (&vals)[BN / 2], const TensorMap* map, U* c,
+                                                            long long ldc, long long rows_valid, long long cols_valid,
+                                                            long long row, long long col) {
+    static_assert(sizeof(U) == 2, "store_tile_async stages 16-bit values");
+    const auto [consumer, t, warp, lane, stage, row0, vec] = staged(c, ldc);
+    const bool tma = (map->opaque[0] | map->opaque[1]) != 0 && rows_valid >= row0 + 64 && cols_valid >= BN;
+    constexpr int kSlots = kStageCols / 64;  // the boxes the staging buffer holds at once
+#pragma unroll
+    for (int j = 0; j < BN / 64; ++j) {
+      unsigned char* const box = stage + (j % kSlots) * 8192;
+      // TMA has read the slot's last box (the threads have: the barriers between).
+      if (t == 0) bulk_wait_read<kSlots - 1>();
+      named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+      for (int s = 0; s < BN / 2; s += 2) {
+        if ((8 * (s / 4)) / 64 != j) continue;  // compile time: slot s's box
+        const int r = 16 * warp + lane / 4 + 8 * (s % 4 / 2);
+        const int cc = 8 * (s / 4) % 64 + 2 * (lane % 4);
+        const int off = r * 128 + (((cc / 8) ^ (r % 8)) * 16) + (cc % 8) * 2;
+        *reinterpret_cast<u32*>(box + off) = bits16(U(vals[s])) | bits16(U(vals[s + 1])) << 16;
+      }
+      if (tma) fence_proxy_async_shared();
+      named_barrier_sync(1 + consumer, 128);
+      if (tma) {
+        if (t == 0) {
+          tma_store_2d(*map, box, static_cast<int>(col + 64 * j), static_cast<int>(row + row0));
+          bulk_commit();
+        }
+        continue;
+      }
+#pragma unroll 2
+      for (int i = 0; i < 64 * 8 / 128; ++i) {
+        const int chunk = i * 128 + t, r = chunk / 8, cj = chunk % 8;
+        const long long gr = row0 + r, gc = 64LL * j + cj * 8;
+        if (gr >= rows_valid || gc >= cols_valid) continue;
+        const uint4 v = *reinterpret_cast<const uint4*>(box + r * 128 + ((cj ^ (r % 8)) * 16));
+        U* dst = c + gr * ldc + gc;
+        if (vec && gc + 8 <= cols_valid) {
+          asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                       : "memory");
+        } else {
+          const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e) {
+            if (gc + e < cols_valid) *reinterpret_cast<unsigned short*>(dst + e) = static_cast<unsigned short>(w[e / 2] >> (16 * (e % 2)));
+          }
+        }
+      }
+    }
+  }
+
   // In the epilogue: acc[s] += the value of the calling consumer's 64 rows of a tile of
   // 16-bit U at c (rows ldc elements apart) at slot s's place, rows >= rows_valid and
   // columns >= cols_valid adding nothing. store_tile the other way: the rows come in
@@ -438,6 +507,7 @@ struct Gemm {
                                                     long long cols_valid) {
     static_assert(sizeof(U) == 2, "add_tile stages 16-bit values");
     const auto [consumer, t, warp, lane, stage, row0, vec] = staged(c, ldc);
+    if (t == 0) bulk_wait_read<0>();  // no box of an earlier store_tile_async is still read
 #pragma unroll
     for (int h = 0; h < BN / kStageCols; ++h) {
       named_barrier_sync(1 + consumer, 128);  // the previous piece has been read

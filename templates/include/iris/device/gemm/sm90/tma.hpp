@@ -1,5 +1,7 @@
 // TMA (the bulk tensor copy engine, cp.async.bulk.tensor): the tensor map a global tile
-// owns, and 2-D loads into shared memory that complete on an mbarrier.
+// owns, 2-D loads into shared memory that complete on an mbarrier,
+//
+// and 2-D stores from shared memory in bulk groups (the GEMM epilogue's).
 //
 // A TensorMap is the driver's CUtensorMap (128 opaque bytes, 64-byte aligned), declared
 // here without <cuda.h> so that the header compiles under NVRTC. Kernels take it by
@@ -53,6 +55,31 @@ IRIS_DEVICE IRIS_FORCEINLINE void tma_load_2d_multicast(void* dst, const TensorM
       "l"(reinterpret_cast<u64>(&map)), "r"(smem_addr(&bar)), "r"(inner), "r"(outer), "h"(cta_mask)
       : "memory");
 }
+
+// The box at element coordinates (inner, outer) of `map` <- src (shared, 1024-aligned
+// for the 128-byte swizzle), in this thread's current bulk group. Out-of-bounds elements
+// are not written. The thread's writes to src must be made visible to TMA first
+// (fence_proxy_async_shared, then a barrier of the threads that wrote it).
+IRIS_DEVICE IRIS_FORCEINLINE void tma_store_2d(const TensorMap& map, const void* src, int inner, int outer) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
+                   reinterpret_cast<u64>(&map)),
+               "r"(smem_addr(src)), "r"(inner), "r"(outer)
+               : "memory");
+}
+
+// Closes this thread's current bulk group of stores.
+IRIS_DEVICE IRIS_FORCEINLINE void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// Waits until at most N of this thread's bulk groups still read their shared memory
+// (which may then be written again); their writes to global memory may still be on
+// their way.
+template <int N>
+IRIS_DEVICE IRIS_FORCEINLINE void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// Waits until every bulk group of this thread has completed, its writes performed.
+IRIS_DEVICE IRIS_FORCEINLINE void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
 
 }  // namespace iris::device::sm90
 #endif  // IRIS_CUDA_COMPILER
