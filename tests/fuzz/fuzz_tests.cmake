@@ -23,7 +23,8 @@
 option(IRISC_FUZZ "Build the libFuzzer targets by default (needs clang)" OFF)
 
 add_executable(irisc_fuzz_nvrtc ${CMAKE_CURRENT_LIST_DIR}/fuzz_nvrtc.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/gen_program_expr.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program_stmt.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/gen_program_expr.cpp ${CMAKE_CURRENT_LIST_DIR}/gen_program_msg.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/gen_program_stmt.cpp)
 target_link_libraries(irisc_fuzz_nvrtc PRIVATE irisc_lib)
 target_include_directories(irisc_fuzz_nvrtc PRIVATE ${PROJECT_SOURCE_DIR})
 set_target_properties(irisc_fuzz_nvrtc PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)

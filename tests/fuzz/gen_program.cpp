@@ -22,6 +22,7 @@ std::string Gen::user_name(const char* prefix) {
     if (used_names_.insert(n).second) return n;
   }
   std::string n = fresh(prefix);
+  while (n == "i32" || n == "i64") n = fresh(prefix);  // "i" + 32 is a type: [ExpectedToken]
   used_names_.insert(n);
   return n;
 }

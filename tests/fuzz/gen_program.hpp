@@ -9,7 +9,8 @@
 // if/else, lets (also ones used only in odd places: an index, a view bound, a rank, a
 // wait index, a loop bound, a matmul operand), assignments, tile arithmetic, casts,
 // reductions, fills, index(), loads with other:/from:, stores, get, atomics with every
-// op/order/scope, signals and waits, roles, matmul, and f16/bf16 in unusual positions.
+// op/order/scope, signals and waits, slots (send / receive), data-and-flag words
+// (store / load<T> with flag:), roles, matmul, and f16/bf16 in unusual positions.
 //
 // Deterministic: the same seed gives the same program (own integer helpers on
 // std::mt19937_64, no std distributions). Programs are kept small (depth-limited).

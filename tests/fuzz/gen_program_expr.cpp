@@ -314,6 +314,7 @@ Ex Gen::value(Shape sh, E e, int d) {
     if (et.empty() && !tensors_.empty() && p_(0.3)) {
       c.push_back({2, [&] { return exact(elem_load(pick(tensors_)), e); }});
     }
+    if (word_elem_ok(e) && has_words()) c.push_back({2, [&] { return load_flagged({}, e); }});
   } else {
     if (!sh.rows) {
       if (sh.size >= 32 && sh.size <= 16384) c.push_back({6, [&] { return fill(sh, e, d); }});
@@ -326,6 +327,10 @@ Ex Gen::value(Shape sh, E e, int d) {
     auto ot = tensors_where([&](const Tensor& t) { return can_view(t, sh); });
     if (et.empty() && !ot.empty()) {
       c.push_back({6, [&, ot] { return exact(*tile_load(tensors_[static_cast<std::size_t>(pick(ot))], sh), e); }});
+    }
+    if (!sh.rows && has_range(sh.size)) {
+      if (isf(e) && has_slots()) c.push_back({6, [&] { return receive(sh, e); }});
+      if (word_ok(e) && has_words()) c.push_back({3, [&] { return load_flagged(sh, e); }});
     }
     if (sh.rows && isf(e) && can_matmul() && has_range(sh.rows) && has_range(sh.size)) {
       c.push_back({8, [&] { return matmul(sh, e); }});
@@ -504,6 +509,7 @@ Ex Gen::boolean(Shape sh, int d) {
   }
   auto vs = visible([&](const Var& v) { return v.ty == Ty::tile(E::b, sh); });
   if (!vs.empty()) c.push_back({6, [&, vs] { const Var& v = pick(vs); return Ex{v.name, v.ty}; }});
+  if (has_words() && !sh.rows && (sh.scalar() || has_range(sh.size))) c.push_back({1, [&] { return load_flagged(sh, E::b); }});
   auto bt = tensors_where([&](const Tensor& t) { return t.e == E::b && can_view(t, sh); });
   if (!bt.empty()) {
     c.push_back({5, [&, bt] {

@@ -12,8 +12,8 @@
 //   * tiles combine with scalars and with tiles of the same shape only.
 //
 // Gen's members are defined in gen_program.cpp (names, scopes, literals),
-// gen_program_expr.cpp (expressions) and gen_program_stmt.cpp (statements, kernels,
-// the program).
+// gen_program_expr.cpp (expressions), gen_program_msg.cpp (slots and data-and-flag
+// words) and gen_program_stmt.cpp (statements, kernels, the program).
 #pragma once
 
 #include <algorithm>
@@ -273,6 +273,24 @@ class Gen {
   GenNode if_node(int depth);
   void stmt_if(std::vector<GenNode>& out, int depth);
   void stmt_eval(std::vector<GenNode>& out);
+
+  // ---- messages: slots and data-and-flag words (gen_program_msg.cpp) ---------------------
+  // A kernel that sends or receives runs as few threads as give each 16 bytes of its
+  // smallest tile, a warp at the least (choose_launch.cpp): 32 threads for most. Only
+  // kernels chosen for slots use them, and keep every tile within 1024 elements (32 a
+  // thread), or NVRTC takes tens of seconds on a receive's unrolled polls.
+  bool slots_ = false;
+  std::vector<Dim> msg_dims(const std::vector<std::string>& syms);
+  bool has_slots() const;
+  Ex receive(Shape sh, E e);
+  void stmt_send(std::vector<GenNode>& out);
+  bool has_words() const;
+  static bool word_ok(E e);       // a word carries it (sema: at most 4 bytes, not int)
+  static bool word_elem_ok(E e);  // ... one to a word, so also as a single element
+  const Tensor& words_tensor();
+  Ex word_flag();
+  Ex load_flagged(Shape sh, E e);
+  void stmt_store_flagged(std::vector<GenNode>& out);
 
   // ---- kernels (gen_program_stmt.cpp) ---------------------------------------------------
   std::string role_programs();

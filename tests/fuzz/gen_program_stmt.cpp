@@ -35,6 +35,7 @@ void Gen::stmt(std::vector<GenNode>& out, int depth) {
   const bool has_int = !tensors_where([](const Tensor& t) { return isi(t.e); }).empty();
   const bool has_atomic = !tensors_where([](const Tensor& t) { return atomic_ok(t.e); }).empty();
   const bool has_mut = !visible([](const Var& v) { return v.mut && v.ty.k != K::Range; }).empty();
+  const bool can_send = has_slots() && !shapes_1d().empty();
   std::vector<int> w = {
       14,                            // 0 let
       has_mut ? 8 : 0,               // 1 assign
@@ -43,13 +44,15 @@ void Gen::stmt(std::vector<GenNode>& out, int depth) {
       has_atomic ? 6 : 0,            // 4 atomic
       has_int ? 4 : 0,               // 5 signal
       has_int ? 3 : 0,               // 6 wait
-      can_nest ? 10 : 0,             // 7 blocks
+      can_nest ? (has_slots() && !can_send ? 24 : 10) : 0,  // 7 blocks (ranges for slots)
       can_nest ? (gemms_.empty() ? 3 : 9) : 0,  // 8 tiles
       can_nest && world_depth_ < world_cap_ ? 4 : 0,  // 9 ranks / peers
       can_nest ? 4 : 0,              // 10 range
       can_nest ? 6 : 0,              // 11 if
       2,                             // 12 a value call as a statement
       1,                             // 13 reassigned range let
+      can_send ? 16 : 0,             // 14 send into slots
+      has_words() ? 5 : 0,           // 15 data-and-flag store
   };
   switch (pickw(w)) {
     case 0: stmt_let(out); break;
@@ -66,6 +69,8 @@ void Gen::stmt(std::vector<GenNode>& out, int depth) {
     case 11: stmt_if(out, depth); break;
     case 12: stmt_eval(out); break;
     case 13: stmt_range_let(out); break;
+    case 14: stmt_send(out); break;
+    case 15: stmt_store_flagged(out); break;
   }
   pre_ = saved;
 }
@@ -329,7 +334,14 @@ GenNode Gen::if_node(int depth) {
 void Gen::stmt_if(std::vector<GenNode>& out, int depth) { out.push_back(if_node(depth)); }
 
 void Gen::stmt_eval(std::vector<GenNode>& out) {
-  const int k = static_cast<int>(u(3));
+  const int k = static_cast<int>(u(4));
+  if (k == 3 && has_slots() && !shapes_1d().empty()) {
+    // A receive as a statement: its value unused, but it still waits and empties the slots.
+    const Shape sh = pick(shapes_1d());
+    const auto fs = tensors_where([](const Tensor& t) { return isf(t.e); });
+    out.push_back(leaf(receive(sh, tensors_[static_cast<std::size_t>(pick(fs))].e).t + ";"));
+    return;
+  }
   if (k == 0 && !shapes_1d().empty()) {
     auto ts = tensors_where([&](const Tensor&) { return true; });
     const Tensor& t = tensors_[static_cast<std::size_t>(pick(ts))];
@@ -338,7 +350,7 @@ void Gen::stmt_eval(std::vector<GenNode>& out) {
     return;
   }
   const E e = rand_num_elem();
-  if (k == 1) {
+  if (k == 1 || k == 3) {
     out.push_back(leaf(std::string(pick(std::vector<std::string>{"sum", "max", "min"})) + "(" +
                        value(pick_tile_shape(true), e, 1).t + ");"));
     return;
@@ -408,6 +420,8 @@ GenKernel Gen::kernel(const std::string& name, std::map<std::string, std::int64_
   used_names_.clear();
   tmin_ = pick(std::vector<std::int64_t>{16, 32, 32, 64, 64, 128, 128, 256, 256, 256});
   tmax_ = tmin_ == 256 ? 16384 : 32 * tmin_;
+  slots_ = p_(0.45);
+  if (slots_) tmax_ = std::min<std::int64_t>(tmax_, 1024);
   world_depth_ = 0;
   world_cap_ = p_(0.85) ? 1 : 2;
   matmuls_ = 0;
@@ -464,6 +478,10 @@ GenKernel Gen::kernel(const std::string& name, std::map<std::string, std::int64_
     d.text = d.sema_text = pick(std::vector<std::string>{"1", "world", "4"});
     add_tensor(pick(std::vector<E>{E::u64, E::u32, E::i32, E::i64}), p_(0.8), {d});
   }
+  // Slots and data-and-flag words (any float / u64 tensor serves; these make them
+  // common, symmetric as sends and stores to other ranks need).
+  if (slots_ && p_(0.7)) add_tensor(pick(std::vector<E>{E::f32, E::f32, E::f16, E::bf16}), p_(0.85), msg_dims(syms));
+  if (p_(0.3)) add_tensor(E::u64, p_(0.85), msg_dims(syms));
   if (p_(0.4)) {
     // A GEMM: A[X, K] x B[K, Y] with K spelled so that sema sees the same extent.
     const E f = pick(std::vector<E>{E::bf16, E::bf16, E::f16, E::f16, E::f32});
