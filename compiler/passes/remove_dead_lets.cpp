@@ -16,7 +16,11 @@ int remove(std::vector<StmtPtr>& body, const std::vector<bool>& used) {
   for (auto it = body.begin(); it != body.end();) {
     Stmt& s = **it;
     for_each_body(s, [&](std::vector<StmtPtr>& b) { n += remove(b, used); });
-    const bool has_effect = s.value && any_value(*s.value, [](const Value& v) { return v.kind == ValueKind::Atomic; });
+    // Atomics change memory; a receive empties its slots and a data-and-flag load waits
+    // for its words: each must happen though nobody reads its value.
+    const bool has_effect = s.value && any_value(*s.value, [](const Value& v) {
+      return v.kind == ValueKind::Atomic || v.kind == ValueKind::Receive || v.kind == ValueKind::LoadFlagged;
+    });
     if (s.kind == StmtKind::Let && !used[static_cast<std::size_t>(s.var)] && !has_effect) {
       it = body.erase(it);
       ++n;

@@ -73,7 +73,8 @@ KernelChecker::Called KernelChecker::builtin_load(const CallSite& site) {
   const ast::Expr& e = site.e;
   const std::string& fn = e.name;
   ValuePtr result;
-  if (named(e, "flag")) return {load_flagged(e), true};
+  // Not final: as a statement it is kept (an Eval), since it waits for its words.
+  if (named(e, "flag")) return {load_flagged(e), false};
   if (!check_named(e, {"from", "other"}) || !want_args(site, 1)) return {error_value(e.range), true};
   auto v = view(*e.args[0], fn);
   if (!v || !plain_view(*v, e.args[0]->range)) return {error_value(e.range), true};
