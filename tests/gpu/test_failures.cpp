@@ -155,7 +155,7 @@ TEST_F(Failures, GridCollectiveOneRankSkipsNamesTheRank) {
 
 // Collectives called differently on the two ranks: each rank's call checks its peers'
 // call words, so instead of a wrong result every rank ends in an error that names both
-// calls (the rank that returned, broadcast's root, through its peer's failure). `setup`
+// calls (a rank that returned, through its peer's failure). `setup`
 // runs on both ranks first (each variant once, so that the mismatched call finds its
 // instances and scratch made); `call` then runs with the rank.
 struct Mismatch {
@@ -178,13 +178,13 @@ TEST_F(Failures, CollectivesCalledDifferentlyFailEveryRankNamingBothCalls) {
     ctx.barrier();
     ccl::detail::all_reduce(ctx, dt, x, y, count, {op, a, nullptr});
   };
-  const auto broadcast = [](Context& ctx, std::size_t count, Route route) {
+  const auto broadcast = [](Context& ctx, std::size_t count, Route route, int root) {
     void* x = ctx.heap_alloc(m * 4);
     ctx.zero_async(x, m * 4);
     ctx.barrier();
     ccl::Options o;
     o.route = route;
-    ccl::detail::broadcast(ctx, DType::f32, x, count, 0, o);
+    ccl::detail::broadcast(ctx, DType::f32, x, count, root, o);
   };
   // all_gather of n a rank, or all_to_all of n a slice: the same buffers either way.
   const auto exchange = [](Context& ctx, bool gather) {
@@ -224,25 +224,41 @@ TEST_F(Failures, CollectivesCalledDifferentlyFailEveryRankNamingBothCalls) {
        {"of another element count (folded into 12 bits: "},
        {"rank 1 called all_reduce of f32 elements (sum, two_shot_push) of another element count (folded into 12 bits: "
         "0xbb8, this rank's 0x3e8) where this rank called all_reduce of 1000 f32 elements (sum, two_shot_push)"}},
-      // broadcast's root returns; its peer's error names both calls.
+      // broadcast: the other rank checks root's word, root (after its stores) every
+      // rank's; whichever wait gives up first, both calls are named.
       {"broadcast of 1000 against 3000 in words",
        [&](Context& ctx) {
-         broadcast(ctx, m, Route::ll);
-         broadcast(ctx, n, Route::ll);
+         broadcast(ctx, m, Route::ll, 0);
+         broadcast(ctx, n, Route::ll, 0);
        },
-       [&](Context& ctx, int r) { broadcast(ctx, r == 0 ? n : m, Route::ll); },
-       {"rank 0 called broadcast of f32 elements (root 0, ll) of another element count (folded into 12 bits: 0x3e8, "
-        "this rank's 0xbb8) where this rank called broadcast of 3000 f32 elements (root 0, ll)"},
-       {"another rank failed: rank 1: "}},
+       [&](Context& ctx, int r) { broadcast(ctx, r == 0 ? n : m, Route::ll, 0); },
+       {"called broadcast of f32 elements (root 0, ll) of another element count (folded into 12 bits: "},
+       {}},
       {"broadcast of 1000 against 3000 staged",
        [&](Context& ctx) {
-         broadcast(ctx, m, Route::staged);
-         broadcast(ctx, n, Route::staged);
+         broadcast(ctx, m, Route::staged, 0);
+         broadcast(ctx, n, Route::staged, 0);
        },
-       [&](Context& ctx, int r) { broadcast(ctx, r == 0 ? n : m, Route::staged); },
-       {"rank 0 called broadcast of f32 elements (root 0, staged) of another element count (folded into 12 bits: "
-        "0x3e8, this rank's 0xbb8) where this rank called broadcast of 3000 f32 elements (root 0, staged)"},
-       {"another rank failed: rank 1: "}},
+       [&](Context& ctx, int r) { broadcast(ctx, r == 0 ? n : m, Route::staged, 0); },
+       {"called broadcast of f32 elements (root 0, staged) of another element count (folded into 12 bits: "},
+       {}},
+      // Two ranks that each take themselves for the root: each checks the other's word
+      // after its stores, and names the other's call (in words, staged and in slots).
+      {"broadcast from two roots in words",
+       [&](Context& ctx) { broadcast(ctx, n, Route::ll, 0); },
+       [&](Context& ctx, int r) { broadcast(ctx, n, Route::ll, r); },
+       {"called broadcast of f32 elements (root ", "where this rank called broadcast of 1000 f32 elements (root "},
+       {}},
+      {"broadcast from two roots staged",
+       [&](Context& ctx) { broadcast(ctx, n, Route::staged, 0); },
+       [&](Context& ctx, int r) { broadcast(ctx, n, Route::staged, r); },
+       {"called broadcast of f32 elements (root ", "where this rank called broadcast of 1000 f32 elements (root "},
+       {}},
+      {"broadcast from two roots in slots",
+       [&](Context& ctx) { broadcast(ctx, n, Route::slots, 0); },
+       [&](Context& ctx, int r) { broadcast(ctx, n, Route::slots, r); },
+       {"called broadcast of f32 elements (root ", "where this rank called broadcast of 1000 f32 elements (root "},
+       {}},
       // First calls of two kernels whose channels are made alike: the same flags and
       // scratch on both ranks, so the words say which call each made.
       {"all_gather against all_to_all", nothing, [&](Context& ctx, int r) { exchange(ctx, r == 0); },

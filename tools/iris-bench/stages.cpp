@@ -169,8 +169,8 @@ int run_stages(const StagesBenchOptions& o) {
         Program prog = jit_program(ctx, kSource, "stages.iris", jo);
         auto rows = ctx.zeros<std::uint64_t>(Shape{P * 2 * W, ll ? M : (M + 3) / 4});
         auto state = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(P));
-        // Five points of P world flags, as a library channel's: the call words at 3 and 4.
-        auto flags = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(5 * P * W));
+        // Six points of P world flags, as a library channel's: the call words at 3, 4, 5.
+        auto flags = ctx.zeros<std::uint64_t>(static_cast<std::size_t>(6 * P * W));
         const Arg xs = Arg::device_buffer(x.data(), DType::bf16, Shape{n});
         const Arg ys = Arg::device_buffer(y.data(), DType::bf16, Shape{n});
         const Arg scratch = Arg::heap_buffer(rows.data(), DType::bf16, Shape{P * 2 * W, M}, rows.bytes());

@@ -83,16 +83,17 @@ Differences calls_that_differ(const ChannelNotes& n, int world, int rank, std::s
     if (n.grid) ++e;
   }
   std::vector<std::uint64_t> words(W);
-  const std::uint64_t* at = n.flags + (kCallPoint + e % 2) * n.pmax * W + p * W;
+  const std::uint64_t* at = n.flags + (kCallPoint + e % kCallPoints) * n.pmax * W + p * W;
   if (!read(at, words.data(), W * sizeof(std::uint64_t))) return {};
   const auto epoch_of = [](std::uint64_t w) { return w >> 32; };
-  // This rank's own word, where it announced one (a broadcast's root only); else the
-  // call it noted last.
+  // This rank's own word, where it announced it already; else the call it noted last.
   const std::uint64_t own = words[static_cast<std::size_t>(rank)];
   const std::uint32_t mine = epoch_of(own) == e ? static_cast<std::uint32_t>(own) : n.call;
+  // broadcast's other ranks wait for root's word alone; its root waits for everyone's.
+  const int root = fields_of(mine).root;
   std::string out, absent;
   for (std::size_t r = 0; r < W; ++r) {
-    if (static_cast<int>(r) == rank || (n.root_only && static_cast<int>(r) != fields_of(mine).root)) continue;
+    if (static_cast<int>(r) == rank || (n.root_only && rank != root && static_cast<int>(r) != root)) continue;
     if (epoch_of(words[r]) != e) {
       absent += (absent.empty() ? "" : ", ") + std::to_string(r);
       continue;

@@ -25,10 +25,11 @@ const char* name(Collective c);
 std::uint32_t call_descriptor(Collective c, unsigned how, DType dt, std::size_t count, int op = -1, int root = -1);
 
 // A channel's flags (ccl.cpp's paired kernels; an all_reduce instance's `sync`): points
-// of PMAX world flags, program p's flags of a point at p world; points 3 and 4 hold the
-// call words of even and odd epochs (point 3 + e % 2: dsl/ccl/common.iris).
-constexpr std::size_t kPairedPoints = 5;
+// of PMAX world flags, program p's flags of a point at p world; points 3, 4 and 5 hold
+// the call words of epochs in turn (point 3 + e % 3: dsl/ccl/common.iris says why three).
+constexpr std::size_t kPairedPoints = 6;
 constexpr std::size_t kCallPoint = 3;
+constexpr std::size_t kCallPoints = 3;
 
 // A channel's last call on this rank, and where its flags and words lie, for a wait that
 // gives up on one of them: the error then names the call.
@@ -40,7 +41,8 @@ struct ChannelNotes {
   // for the grid, whose state[0] counts the calls done (the current call's epoch is one
   // more), where a paired kernel's state[p] is program p's current epoch.
   bool grid = false;
-  // Only the root announces its call (broadcast's staged and ll routes).
+  // The other ranks check the root's word alone, the root every rank's (broadcast's
+  // staged, ll and slots routes).
   bool root_only = false;
   const std::uint64_t* words = nullptr;  // data-and-flag words (ll), rows of row_words
   std::size_t words_count = 0, row_words = 0, rows_per_program = 0;

@@ -16,9 +16,10 @@
 namespace iris::library {
 
 // Flags per rank in an instance's `sync`: arrival and departure (dsl/ccl/common.iris),
-// one unused, then the call words of even and odd epochs of all_reduce's grid kernels,
-// so that the flags lie as one program's of a paired collective's (library/ccl_calls.hpp).
-constexpr std::size_t kSyncPerRank = 5;
+// one unused, then the call words of all_reduce's grid kernels (three points, epochs in
+// turn), so that the flags lie as one program's of a paired collective's
+// (library/ccl_calls.hpp).
+constexpr std::size_t kSyncPerRank = 6;
 
 // One kernel of dsl/ as this context runs it: its program, its epoch state (local,
 // u64[2]) and its flags (symmetric, u64[kSyncPerRank * world]), made on first use.
