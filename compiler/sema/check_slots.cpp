@@ -5,7 +5,7 @@
 // no bytes beside the data: a message costs one trip over the link at the data's size
 // (the data-and-flag words of check_flagged.cpp carry twice it).
 //
-//   send(slots[j], v, to: r);   // slots: symmetric tensor<T>, T f32, f16, bf16 or f64
+//   send(slots[j], v, to: r);   // slots: symmetric tensor<T>, T f32, f16 or bf16
 //   let v = receive(slots[j]);  // this rank's slots; waits, reads, empties
 //
 // A send writes a value whose bits are all set (a NaN) with its sign bit clear, so that
@@ -25,7 +25,7 @@ std::optional<View> KernelChecker::slots_view(const ast::Expr& arg, const std::s
   const Param& p = out_.params[static_cast<std::size_t>(v->param)];
   if (!is_float(p.elem) || v->rows || !v->size) {
     diags_.emit(DiagnosticKind::BadSlotAccess, arg.range,
-                {fn + " takes a 1-D tile view (x[i], i a range) of a tensor of f32, f16, bf16 or f64 (all bits set is "
+                {fn + " takes a 1-D tile view (x[i], i a range) of a tensor of f32, f16 or bf16 (all bits set is "
                       "an empty slot, which integers cannot spare), not " +
                  (!is_float(p.elem) ? "a tensor<" + std::string(ast::scalar_type_name(p.elem)) + ">"
                   : v->rows         ? std::string("a 2-D view")
