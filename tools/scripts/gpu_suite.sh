@@ -4,7 +4,8 @@
 # mpirun, every sample at 2 and 4 ranks, compute-sanitizer memcheck, iris-bench p2p, ccl,
 # ops, launch and gemm, and tracing.
 #
-#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [ccl] [ops] [launch] [gemm] [trace]   (default: all)
+#   tools/scripts/gpu_suite.sh [tests] [mpi] [samples] [memcheck] [bench] [ccl] [ops] [launch] [gemm] [trace] [tma]
+#   (default: all but tma)
 #
 # Logs and JSON go to $OUT (default /tmp/iris-gpu-suite); a summary is printed last.
 # Exit status: nonzero if any step failed.
@@ -198,6 +199,27 @@ for s in $steps; do
         IRIS_TRACE="$OUT/trace_cost.json" "$exe" --ranks 2 $share 2>&1 | sed 's/^/traced: /' >>"$OUT/trace_cost_$sample.log"
       done
       grep validated "$OUT/trace_cost_$sample.log"
+    done
+    ;;
+  tma)
+    # The GEMM epilogue's stores by TMA (IRIS_TMA_STORES=1, docs/runtime.md) against the
+    # consumers' own stores: the GEMM and op tests with them at 1, 2 and 4 ranks, then
+    # `iris-bench ops` and `iris-bench gemm` twice each way in turn, every run with its
+    # baseline (cuBLAS + NCCL, cuBLAS) in the same rounds. TMA_OPS_ARGS / TMA_GEMM_ARGS
+    # replace the shapes.
+    step "gpu tests, TMA epilogue stores" tests_tma.log 600 env IRIS_TMA_STORES=1 IRIS_TEST_RANKS=1,2,4 \
+      "$B/tests/iris_gpu_tests" --gtest_filter='*IriscWgmma*:*Ops.*'
+    for i in 1 2; do
+      for t in 0 1; do
+        # shellcheck disable=SC2086
+        step "iris-bench ops, IRIS_TMA_STORES=$t ($i)" "tma_ops_${t}_$i.log" 600 env IRIS_TMA_STORES=$t \
+          "$B/bin/iris-bench" ops --json "$OUT/tma_ops_${t}_$i.json" \
+          ${TMA_OPS_ARGS:---ops matmul_reduce_scatter,matmul_all_reduce,matmul_all_scatter --shapes 4096x8192x8192,8192x8192x8192}
+        # shellcheck disable=SC2086
+        step "iris-bench gemm, IRIS_TMA_STORES=$t ($i)" "tma_gemm_${t}_$i.log" 300 env IRIS_TMA_STORES=$t \
+          "$B/bin/iris-bench" gemm --json "$OUT/tma_gemm_${t}_$i.json" \
+          ${TMA_GEMM_ARGS:---dtypes bf16 --layouts kn --shapes 8192x8192x8192,4096x4096x4096,1024x8192x8192}
+      done
     done
     ;;
   *) echo "unknown step $s"; exit 2 ;;
