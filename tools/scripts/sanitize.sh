@@ -89,11 +89,11 @@ IRIS_GOLDEN_SOURCE_ONLY=1 ctest --test-dir "$B" -j 2 --output-on-failure --timeo
   -R "golden|Golden|irisc|Nvrtc|nvrtc" || rc=1
 echo "sanitize: other CPU tests"
 # *_NOT_BUILT and host.gpu_suite: tests of binaries deliberately not built here (the
-# GPU suite) and host.iris_bench_ccl, _ops and _cli (iris-bench links nvcc-built kernels:
+# GPU suite) and host.iris_bench_ccl, _ops, _cli and _table (iris-bench links nvcc-built kernels:
 # not built here). package.*: it installs the whole build, which is partial here, and links an
 # outside program against these instrumented archives.
 ctest --test-dir "$B" -j 2 --output-on-failure --timeout 600 \
-  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap|host\.gpu_suite|host\.iris_bench_(ccl|ops|cli)|package\." || rc=1
+  -E "golden|Golden|irisc|Nvrtc|nvrtc|_NOT_BUILT|MpiBootstrap|host\.gpu_suite|host\.iris_bench_(ccl|ops|cli|table)|package\." || rc=1
 done_at=$(date +%s)
 
 if [ "$rc" -ne 0 ]; then
