@@ -50,6 +50,10 @@ struct CompileOptions {
   // (what a host code object carries).
   std::map<std::string, std::string> import_files;
   bool warnings_as_errors = false;
+  // The sm_90a GEMM's epilogue stores its 16-bit tiles by TMA where it may (docs/
+  // language.md; the launch passes each such tensor's map): --tma-stores, and in the JIT
+  // IRIS_TMA_STORES=1. Off by default until measured on several GPUs.
+  bool tma_stores = false;
   std::string dump_ir_after;                    // pass name or "all"
   bool time_passes = false;
   std::string only_pass;                        // run just this pass (stops after tir)

@@ -78,6 +78,7 @@ void host_code(const tir::Module& tm, const SourceBuffer& source, const CompileO
 void lower(tir::Module& tm, const SourceBuffer& source, const CompileOptions& options, const Target& target,
            bool passes_for_listing, Diagnostics& diags, CompileResult& r) {
   tm.target = &target;
+  tm.tma_stores = options.tma_stores;
   // One pass alone leaves the other decisions unmade: nothing to emit then.
   const bool emit = options.stop_after > Stage::tir && options.only_pass.empty();
   if (emit || passes_for_listing || !options.only_pass.empty()) {

@@ -38,7 +38,7 @@ ValuePtr tiles_along(const ValuePtr& bound, std::int64_t step, SourceRange r) {
                 int_value(ValueKind::Const, step, r), r);
 }
 
-bool decide(Kernel& k, const Target& target) {
+bool decide(Kernel& k, const Target& target, bool tma_stores) {
   forget_gemm(k);  // one read from a listing is made again
   if (!target.wgmma || !target.tma) return false;
   GemmLoop g;
@@ -66,6 +66,7 @@ bool decide(Kernel& k, const Target& target) {
     if (v.get() == g.matmul) v->matmul = MatmulLowering::wgmma_ws;
   });
   k.gemm = {shape.stages, shape.group_m, shape.cluster_m};
+  k.gemm.tma_stores = tma_stores;
   // The other roles keep the threads and layouts choose_launch gave them; the GEMM's
   // only tiles are the accumulator's (gemm_loop.hpp's shape).
   std::vector<Layout> layouts;
@@ -108,7 +109,7 @@ bool decide(Kernel& k, const Target& target) {
 int select_gemm_mainloop(Module& module) {
   const Target& target = module.target ? *module.target : default_target();
   int count = 0;
-  for (Kernel& k : module.kernels) count += decide(k, target);
+  for (Kernel& k : module.kernels) count += decide(k, target, module.tma_stores);
   return count;
 }
 

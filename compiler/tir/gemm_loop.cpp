@@ -281,7 +281,7 @@ std::string match_gemm_loop(const Kernel& k, GemmLoop* out) {
 
 std::vector<TmaStore> epilogue_tma_stores(const Kernel& k, const GemmLoop& g) {
   std::vector<TmaStore> out;
-  if (!k.gemm.stages || g.role >= 0 || !g.loop) return out;
+  if (!k.gemm.stages || !k.gemm.tma_stores || g.role >= 0 || !g.loop) return out;
   // Every statement and value of the epilogue.
   const auto epilogue = [&](auto&& on_stmt, auto&& on_value) {
     for (std::size_t i = g.prologue + 1; i < g.loop->body.size(); ++i) {

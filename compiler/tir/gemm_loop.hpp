@@ -63,8 +63,8 @@ struct GemmLoop {
 // not (for messages and tests). Target features and tile sizes are the caller's to check.
 std::string match_gemm_loop(const Kernel& k, GemmLoop* out);
 
-// The tensors the epilogue of a GEMM kernel (k.gemm decided, g its loop) may store its
-// tiles into by TMA, from its consumers' staging buffers (the template's
+// The tensors the epilogue of a GEMM kernel (k.gemm decided with tma_stores, g its loop)
+// stores its tiles into by TMA, from its consumers' staging buffers (the template's
 // store_tile_async), each a tensor map argument of the launch: 2-D 16-bit tensors that
 // the epilogue stores 2-D tiles into, with `every_rank` where a store names a rank (then
 // the tensor is symmetric and the map argument holds one map a rank). None in a kernel

@@ -219,6 +219,9 @@ struct GemmMainloop {
   // other roles run on, the first of each program (their layouts are over these).
   int role = -1;
   int others_threads = 0;
+  // The epilogue stores its 16-bit tiles by TMA where it may (gemm_loop.hpp's
+  // epilogue_tma_stores): CompileOptions::tma_stores.
+  bool tma_stores = false;
   bool operator==(const GemmMainloop&) const = default;
 };
 
@@ -248,6 +251,7 @@ struct Kernel {
 
 struct Module {
   const Target* target = nullptr;  // what the decision passes decide for (null: default)
+  bool tma_stores = false;         // select_gemm_mainloop: GEMM epilogues store by TMA
   std::vector<Kernel> kernels;
 };
 

@@ -375,6 +375,7 @@ std::string print(const Module& module, bool positions) {
     if (k.gemm.stages) {
       launch += ", gemm stages " + std::to_string(k.gemm.stages) + " group_m " + std::to_string(k.gemm.group_m) +
                 " cluster " + std::to_string(k.gemm.cluster);
+      if (k.gemm.tma_stores) launch += " tma_stores";
       if (k.gemm.role >= 0 && k.gemm.role < static_cast<int>(k.roles.size())) {
         launch += " role " + k.roles[static_cast<std::size_t>(k.gemm.role)].name + " others " +
                   std::to_string(k.gemm.others_threads);

@@ -232,6 +232,7 @@ class Reader : private detail::Scanner {
         k.gemm.group_m = static_cast<int>(integer_in("a tile-row group", 1, 1 << 20));
         expect_word("cluster");
         k.gemm.cluster = static_cast<int>(integer_in("a cluster size", 1, 8));
+        k.gemm.tma_stores = eat_word("tma_stores");
         if (eat_word("role")) {  // resolved once the body has defined the roles
           gemm_role_at_ = here();
           gemm_role_ = ident_here("a role name");

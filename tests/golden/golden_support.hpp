@@ -214,12 +214,14 @@ inline bool apply_args(const std::vector<std::string>& args, irisc::CompileOptio
       o.only_pass = a.substr(11);
     } else if (a == "--trace-events") {
       o.trace_events = true;
+    } else if (a == "--tma-stores") {
+      o.tma_stores = true;
     } else if (starts_with(a, "--kernel=")) {
       o.kernels.push_back(a.substr(9));
     } else if (a.size() == 3 && starts_with(a, "-O") && a[2] >= '0' && a[2] <= '3') {
       o.opt_level = a[2] - '0';
     } else {
-      *err = "ARGS: unsupported argument '" + a + "' (supported: -DNAME=VALUE, -Idir, --target=, -Werror, --emit=, --run-pass=, --trace-events, --kernel=, -O0..3)";
+      *err = "ARGS: unsupported argument '" + a + "' (supported: -DNAME=VALUE, -Idir, --target=, -Werror, --emit=, --run-pass=, --trace-events, --tma-stores, --kernel=, -O0..3)";
       return false;
     }
   }

@@ -14,9 +14,10 @@ namespace c = irisc::contract;
 
 namespace {
 
-std::string metadata_of(const char* source) {
+std::string metadata_of(const char* source, bool tma_stores = false) {
   irisc::CompileOptions o;
   o.stop_after = irisc::Stage::source;
+  o.tma_stores = tma_stores;
   const irisc::CompileResult r = irisc::compile(irisc::SourceBuffer("k.iris", source), o);
   EXPECT_TRUE(r.ok) << r.rendered_diagnostics;
   return r.metadata;
@@ -148,9 +149,9 @@ TEST(LaunchContract, CorruptContractsAreErrors) {
 }
 
 // A kernel that runs as the sm90 GEMM template (select-gemm-mainloop) passes one TMA
-// tensor map per operand after everything else, with the template's boxes, then one for
-// each 16-bit tensor its epilogue stores tiles into (a consumer's 64 x 64 boxes), and
-// runs a persistent grid of min(tiles, sms) programs.
+// tensor map per operand after everything else, with the template's boxes, and runs a
+// persistent grid of min(tiles, sms) programs; compiled with tma_stores, then one map
+// for each 16-bit tensor its epilogue stores tiles into (a consumer's 64 x 64 boxes).
 TEST(LaunchContract, GemmKernelPassesTensorMaps) {
   const char* source = R"(
 kernel kn<BM: int = 128, BN: int = 256>(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, N]) {
@@ -185,17 +186,21 @@ kernel nk(A: tensor<f16>[M, K], Bt: tensor<f16>[N, K], C: tensor<f32>[M, N], s: 
   const std::int64_t tall[] = {300, 136, 296};  // 3 tile rows: 2 clusters
   ASSERT_EQ(c::eval(kn.grid, {tall, 2, 132}, &v), c::EvalError::ok);
   EXPECT_EQ(v, 8);
-  // context, A, B, C, M, K, N, sms, then the maps of A, B and C
-  ASSERT_EQ(kn.args.size(), 11u);
+  // context, A, B, C, M, K, N, sms, then the maps of A and B
+  ASSERT_EQ(kn.args.size(), 10u);
   const c::Arg& a = kn.args[8];
   const c::Arg& b = kn.args[9];
-  const c::Arg& cm = kn.args[10];
-  EXPECT_EQ(cm.kind, c::ArgKind::tensor_map);
-  EXPECT_EQ(cm.index, 2);
-  EXPECT_EQ(cm.role, c::MapRole::c);  // stored on this rank only
-  EXPECT_EQ(cm.bytes, 128);
-  EXPECT_EQ(cm.box_rows, 64);
-  EXPECT_EQ(cm.box_cols, 64);
+  {
+    const c::Kernel with = c::read(metadata_of(source, true)).kernels[0];
+    ASSERT_EQ(with.args.size(), 11u);  // and C's
+    const c::Arg& cm = with.args[10];
+    EXPECT_EQ(cm.kind, c::ArgKind::tensor_map);
+    EXPECT_EQ(cm.index, 2);
+    EXPECT_EQ(cm.role, c::MapRole::c);  // stored on this rank only
+    EXPECT_EQ(cm.bytes, 128);
+    EXPECT_EQ(cm.box_rows, 64);
+    EXPECT_EQ(cm.box_cols, 64);
+  }
   EXPECT_EQ(a.kind, c::ArgKind::tensor_map);
   EXPECT_EQ(a.index, 0);
   EXPECT_EQ(a.bytes, 128);
@@ -216,9 +221,10 @@ kernel nk(A: tensor<f16>[M, K], Bt: tensor<f16>[N, K], C: tensor<f32>[M, N], s: 
   EXPECT_NE(text.find(R"({"kind":"tensor_map","bytes":128,"index":1,"role":"b_kn","box":[64,64]})"), std::string::npos);
 }
 
-// The epilogue stores by TMA only where nothing in it orders those stores before
-// something else: a signal after the store keeps it on the consumers' threads (no map),
-// and a store to another rank of a symmetric tensor takes one map a rank.
+// With tma_stores the epilogue stores by TMA only where nothing in it orders those
+// stores before something else: a signal after the store keeps it on the consumers'
+// threads (no map), and a store to another rank of a symmetric tensor takes one map a
+// rank. Without it, no kernel has such a map.
 TEST(LaunchContract, EpilogueTmaStoresWhereNothingWaitsForThem) {
   const char* source = R"(
 kernel push(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], R: symmetric tensor<bf16>[M, N]) {
@@ -235,13 +241,16 @@ kernel flagged(A: tensor<bf16>[M, K], B: tensor<bf16>[K, N], C: tensor<bf16>[M, 
     }
 }
 )";
-  const c::Module m = c::read(metadata_of(source));
+  const c::Module m = c::read(metadata_of(source, true));
   ASSERT_EQ(m.kernels.size(), 2u);
   const c::Arg& last = m.kernels[0].args.back();
   EXPECT_EQ(last.role, c::MapRole::c_every_rank);
   EXPECT_EQ(last.bytes, c::kTensorMapBytes * c::kMaxRanks);
   EXPECT_EQ(last.index, 2);
   for (const c::Arg& a : m.kernels[1].args) EXPECT_FALSE(a.kind == c::ArgKind::tensor_map && c::stored_through(a.role));
+  for (const c::Kernel& k : c::read(metadata_of(source)).kernels) {
+    for (const c::Arg& a : k.args) EXPECT_FALSE(a.kind == c::ArgKind::tensor_map && c::stored_through(a.role));
+  }
 }
 
 TEST(LaunchContract, CorruptTensorMapsAreErrors) {

@@ -2,7 +2,7 @@
 //   irisc file.iris [-o out] [--target=sm_90a|gfx942|...] [--emit=STAGE]
 //         STAGE: tokens, ast, tir, cuda|hip (the kernel source), ptx|asm (assembly),
 //         cubin|co (the code object, the default), header, metadata
-//         [-DNAME=VALUE] [-I dir] [-O0..3] [-g] [-Werror] [--dump-ir-after=PASS] [--time-passes]
+//         [-DNAME=VALUE] [-I dir] [-O0..3] [-g] [-Werror] [--tma-stores] [--dump-ir-after=PASS] [--time-passes]
 //   irisc file.tir [--run-pass=PASS] --emit=tir    a TIR listing: read, verify, run PASS (or
 //         nothing), print; --emit=cuda and later stages run the whole pipeline first
 // Exit codes: 0 success, 1 compile errors, 2 bad usage, 3 output not writable.
@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
   std::string input, output, target = "sm_90a", emit, dump_after, color = "auto", run_pass;
   std::vector<std::string> defines, includes, kernels;
   int opt = 3;
-  bool werror = false, time_passes = false, line_info = false, list_diags = false, trace_events = false;
+  bool werror = false, time_passes = false, line_info = false, list_diags = false, trace_events = false,
+       tma_stores = false;
   app.add_option("input", input, "the .iris source file, or a .tir listing (as --emit=tir writes it)");
   app.add_option("-o", output, "output file (default: <input stem>.<ext>; '-' for stdout)");
   std::vector<std::string> target_names;
@@ -64,6 +65,9 @@ int main(int argc, char** argv) {
                "kernels record trace events (programs, puts, signals, waits with their lines) when the job "
                "traces (IRIS_TRACE); without it they carry no trace code");
   app.add_flag("--Werror,-W", werror, "treat warnings as errors");
+  app.add_flag("--tma-stores", tma_stores,
+               "the sm_90a GEMM's epilogue stores its 16-bit tiles by TMA where nothing in it waits for them "
+               "(the launch passes each such tensor's map; the JIT's IRIS_TMA_STORES=1)");
   app.add_option("--dump-ir-after", dump_after, "print the TIR after this pass (or 'all')");
   app.add_flag("--time-passes", time_passes, "print the time each pass took");
   app.add_option("--run-pass", run_pass,
@@ -143,6 +147,7 @@ int main(int argc, char** argv) {
   o.include_dirs = includes;
   o.kernels = kernels;
   o.warnings_as_errors = werror;
+  o.tma_stores = tma_stores;
   o.dump_ir_after = dump_after;
   o.time_passes = time_passes;
   o.only_pass = run_pass;

@@ -42,6 +42,16 @@ std::int64_t type_define_of(DType t) {
 
 namespace {
 
+// IRIS_TMA_STORES=1: the GEMM kernels the JIT compiles store their epilogue's tiles by
+// TMA (irisc --tma-stores). Read once.
+bool tma_stores_from_env() {
+  static const bool on = [] {
+    const char* v = std::getenv("IRIS_TMA_STORES");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
 irisc::CompileOptions compile_options(const JitOptions& options) {
   irisc::CompileOptions co;
   co.target = options.target.empty() ? irisc::default_target_name() : options.target;
@@ -53,6 +63,7 @@ irisc::CompileOptions compile_options(const JitOptions& options) {
     co.defines[name] = type_define_of(type);
   }
   co.trace_events = options.trace_events;
+  co.tma_stores = tma_stores_from_env();
   co.include_dirs = options.include_dirs;
   co.kernels = options.kernels;
   return co;
@@ -74,7 +85,7 @@ std::string key_for(std::string_view source, const std::string& name, const iris
   // Every option that can change the output, not just those JitOptions sets today.
   const std::string options = "O" + std::to_string(co.opt_level) + " lineinfo " + std::to_string(co.line_info) +
                               " werror " + std::to_string(co.warnings_as_errors) + " trace " +
-                              std::to_string(co.trace_events);
+                              std::to_string(co.trace_events) + " tma_stores " + std::to_string(co.tma_stores);
   std::string include_dirs = std::to_string(co.include_dirs.size());
   for (const std::string& dir : co.include_dirs) include_dirs += ";" + std::to_string(dir.size()) + ":" + dir;
   std::string kernels = std::to_string(co.kernels.size());

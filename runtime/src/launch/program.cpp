@@ -69,16 +69,6 @@ static_assert(sizeof(TensorMap) == contract::kTensorMapBytes && alignof(TensorMa
 // row-major, of the parameter's dtype) that `slot` asks for. encode_tensor_map keeps
 // every map it made, so a launch with the same tensor again is a lookup, and the map
 // stays where it is: the launch passes it by address.
-// Whether the GEMM epilogue's tiles go out by TMA (IRIS_TMA_STORES=1) or from the
-// consumers' threads (unset or 0: the default until measured on several GPUs).
-bool tma_stores_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("IRIS_TMA_STORES");
-    return v && *v && std::string(v) != "0";
-  }();
-  return on;
-}
-
 void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg& arg, const void* base = nullptr) {
   const auto shape = arg.shape();
   const TensorMapSpec spec = TensorMapSpec::matrix(arg.dtype(), base ? base : arg.ptr(), shape[0], shape[1], shape[1],
@@ -454,12 +444,11 @@ void Program::launch(const std::string& name, std::span<const Arg> args, Stream 
   std::array<std::size_t, kMaxArgs> arg_sizes;
   const std::int64_t sms = ctx_->multiprocessors();
   // The maps the GEMM's epilogue stores its tiles through (roles c, c_every_rank: the
-  // tensor on this rank, or on every rank at its address here), or zeros where TMA
-  // stores are off or a map cannot describe the tensor: the epilogue then stores from
-  // its threads (store_tile), which any tensor takes.
+  // tensor on this rank, or on every rank at its address here), or zeros where a map
+  // cannot describe the tensor: the epilogue then stores from its threads, which any
+  // tensor takes.
   const auto epilogue_maps = [&](const contract::Arg& slot, const Arg& arg) {
     std::vector<unsigned char> bytes(static_cast<std::size_t>(slot.bytes), 0);
-    if (!tma_stores_enabled()) return bytes;
     const auto shape = arg.shape();
     const int ranks = slot.role == contract::MapRole::c_every_rank ? ctx_->world() : 1;
     for (int r = 0; r < ranks; ++r) {
