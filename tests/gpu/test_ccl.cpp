@@ -393,7 +393,11 @@ TEST_P(Collectives, FewProgramsOnManyWordsAreRefusedWithTheWayOut) {
     } catch (const Error& e) {
       why = e.what();
     }
-    if (ctx.world() > 1) {  // (at one rank all_reduce is a copy: no words)
+    // At one rank all_reduce is a copy: no words. Ranks sharing a GPU run fewer
+    // programs (sms * 2 / share^3), whose rows a 192 MiB heap may hold: there the call
+    // may run, and where it is refused it says the same.
+    const bool shared = ctx.world() > device_count();
+    if (ctx.world() > 1 && (!shared || !why.empty())) {
       require(why.find("over 1 program need data-and-flag words") != std::string::npos &&
                   why.find("ccl::Options::programs") != std::string::npos,
               "one_shot_ll of 1 MiB on one program is refused with the way out, not: '" + why + "'");
