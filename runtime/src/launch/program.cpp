@@ -9,7 +9,6 @@
 #include <climits>
 #include <cstdint>
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -80,8 +79,7 @@ void* tensor_map(const contract::Kernel& k, const contract::Arg& slot, const Arg
     const std::string what = slot.role == contract::MapRole::a            ? "A [M, K]"
                              : slot.role == contract::MapRole::a_gathered ? "A [M, K] (gathered from every rank)"
                              : slot.role == contract::MapRole::b_kn       ? "B [K, N]"
-                             : slot.role == contract::MapRole::b_nk       ? "B [N, K]"
-                                                                          : "C (the epilogue's)";
+                                                                          : "B [N, K]";
     throw Error("parameter '" + k.params[static_cast<std::size_t>(slot.index)].name + "' of kernel '" + k.name +
                 "' is the GEMM operand " + what + ", read through a TMA tensor map: " + e.what() +
                 " (the sm_90a GEMM needs rows of a multiple of 16 bytes and 16-byte aligned tensors; a kernel "
