@@ -297,19 +297,15 @@ std::vector<TmaStore> epilogue_tma_stores(const Kernel& k, const GemmLoop& g) {
               s.kind == StmtKind::Eval || s.kind == StmtKind::StoreFlagged || s.kind == StmtKind::Send;
   }, [&](const Value& v) { ordered = ordered || v.kind == ValueKind::Atomic; });
   if (ordered) return out;
-  std::vector<int> remote_local;  // stored to another rank, but not symmetric
+  // A store that names a rank is to a symmetric tensor (sema: RemoteOnLocalTensor).
   epilogue([&](const Stmt& s) {
     if (s.kind != StmtKind::Store || !s.view.rows || s.view.param < 0) return;
     const Param& p = k.params[static_cast<std::size_t>(s.view.param)];
     if (!p.is_tensor || p.dims.size() != 2 || byte_size(p.elem) != 2) return;
-    if (s.rank && !p.symmetric) remote_local.push_back(s.view.param);
     auto it = std::find_if(out.begin(), out.end(), [&](const TmaStore& t) { return t.param == s.view.param; });
     if (it == out.end()) it = out.insert(out.end(), TmaStore{s.view.param, false});
     it->every_rank = it->every_rank || s.rank != nullptr;
   }, [](const Value&) {});
-  std::erase_if(out, [&](const TmaStore& t) {
-    return std::find(remote_local.begin(), remote_local.end(), t.param) != remote_local.end();
-  });
   return out;
 }
 

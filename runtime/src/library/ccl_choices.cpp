@@ -47,8 +47,6 @@ const char* name(Route r) {
   return "?";
 }
 
-bool in_words(Algorithm a) { return a == Algorithm::one_shot_ll || a == Algorithm::two_shot_ll; }
-bool in_slots(Algorithm a) { return a == Algorithm::one_shot_slots || a == Algorithm::two_shot_slots; }
 bool slot_type(DType dt) { return dt == DType::f32 || dt == DType::f16 || dt == DType::bf16; }
 
 std::string not_a_slot_type(const std::string& who, DType dt) {
@@ -88,19 +86,14 @@ constexpr AutomaticRow kAutomatic[] = {
 // Rows that could run what their types cannot carry, or collectives some calls of which
 // no row covers, do not build: a table written by `iris-bench ccl --table` is checked as
 // it compiles.
-constexpr bool same(const char* a, const char* b) {
-  while (*a && *a == *b) ++a, ++b;
-  return *a == *b;
-}
 constexpr bool rows_fit_their_types() {
   for (const AutomaticRow& row : kAutomatic) {
-    const bool words = row.algorithm == Algorithm::one_shot_ll || row.algorithm == Algorithm::two_shot_ll ||
-                       row.route == Route::ll;
-    const bool slots = row.algorithm == Algorithm::one_shot_slots || row.algorithm == Algorithm::two_shot_slots ||
-                       row.route == Route::slots;
+    const bool words = in_words(row.algorithm) || row.route == Route::ll;
+    const bool slots = in_slots(row.algorithm) || row.route == Route::slots;
     if ((slots && row.types != Types::floats) || (words && row.types == Types::any)) return false;
-    if (same(row.collective, "all_reduce") != (row.algorithm != Algorithm::automatic)) return false;
-    if (!same(row.collective, "all_reduce") && row.route == Route::automatic) return false;
+    const bool all_reduce = std::string_view(row.collective) == "all_reduce";
+    if (all_reduce != (row.algorithm != Algorithm::automatic)) return false;
+    if (!all_reduce && row.route == Route::automatic) return false;
     if (row.from_world < 1 || (row.to_world != 0 && row.to_world < row.from_world)) return false;
   }
   return true;
@@ -109,7 +102,7 @@ constexpr bool every_call_covered() {
   for (const char* c : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"}) {
     bool covered = false;
     for (const AutomaticRow& row : kAutomatic) {
-      covered = covered || (same(row.collective, c) && row.from_world == 1 && row.to_world == 0 &&
+      covered = covered || (std::string_view(row.collective) == c && row.from_world == 1 && row.to_world == 0 &&
                             row.types == Types::any && row.up_to == any_size);
     }
     if (!covered) return false;

@@ -9,9 +9,9 @@
 namespace iris::ccl {
 
 // Whether all_reduce's algorithm `a` moves data-and-flag words.
-bool in_words(Algorithm a);
+constexpr bool in_words(Algorithm a) { return a == Algorithm::one_shot_ll || a == Algorithm::two_shot_ll; }
 // Whether all_reduce's algorithm `a` sends slots.
-bool in_slots(Algorithm a);
+constexpr bool in_slots(Algorithm a) { return a == Algorithm::one_shot_slots || a == Algorithm::two_shot_slots; }
 // Whether slots hold values of dt: f32, f16 and bf16 (all bits set is an empty slot,
 // which integers cannot spare).
 bool slot_type(DType dt);
